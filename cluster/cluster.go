@@ -1,0 +1,234 @@
+// Package cluster creates, finds and deletes lab clusters: kind clusters, made through kind's Go API, that
+// carry lab's marker so every later command can prove a cluster is lab's own before it changes anything.
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kindcluster "sigs.k8s.io/kind/pkg/cluster"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
+	kindlog "sigs.k8s.io/kind/pkg/log"
+
+	"github.com/cka-lab/lab/hostenv"
+	"github.com/cka-lab/lab/kube"
+	"github.com/cka-lab/lab/progress"
+	"github.com/cka-lab/lab/state"
+)
+
+const (
+	// DefaultName is the kind cluster name lab uses unless told otherwise.
+	DefaultName = "lab"
+	// DefaultNodeImage is pinned to a CKA-current Kubernetes; LAB_NODE_IMAGE or --image override it.
+	DefaultNodeImage = "kindest/node:v1.35.4"
+	// MarkerNamespace holds lab's own objects, which scenarios and resets never touch.
+	MarkerNamespace = "lab-system"
+	// MarkerName is the ConfigMap that proves a cluster is lab's.
+	MarkerName = "lab-cluster"
+	recordFile = "cluster.json"
+)
+
+// Phase of a cluster record: a record left "creating" means lab was interrupted while creating it.
+const (
+	PhaseCreating = "creating"
+	PhaseReady    = "ready"
+)
+
+// Record is what lab keeps about a cluster it created.
+type Record struct {
+	Name       string             `json:"name"`
+	ID         string             `json:"id"`
+	Phase      string             `json:"phase"`
+	NodeImage  string             `json:"nodeImage"`
+	Workers    int                `json:"workers"`
+	Created    time.Time          `json:"created"`
+	Kubeconfig string             `json:"kubeconfig"`
+	Host       hostenv.Conditions `json:"host"`
+}
+
+// Cluster is a lab cluster whose ownership has been proven.
+type Cluster struct {
+	Record
+	*kube.Clients
+	provider *kindcluster.Provider
+}
+
+// Nodes lists the cluster's kind nodes (containers).
+func (c *Cluster) Nodes() ([]nodes.Node, error) {
+	ns, err := c.provider.ListInternalNodes(c.Name)
+	if err != nil {
+		return nil, fmt.Errorf("list nodes of %s: %w", c.Name, err)
+	}
+	return ns, nil
+}
+
+// Node returns the kind node with the given name (a Kubernetes node name is its container name).
+func (c *Cluster) Node(name string) (nodes.Node, error) {
+	ns, err := c.Nodes()
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range ns {
+		if n.String() == name {
+			return n, nil
+		}
+	}
+	return nil, fmt.Errorf("cluster %s has no node %q", c.Name, name)
+}
+
+// Workers returns the worker nodes, sorted by name.
+func (c *Cluster) Workers() ([]nodes.Node, error) {
+	ns, err := c.Nodes()
+	if err != nil {
+		return nil, err
+	}
+	ws, err := nodeutils.SelectNodesByRole(ns, "worker")
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(ws, func(a, b nodes.Node) int { return cmpString(a.String(), b.String()) })
+	return ws, nil
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Provider manages lab clusters.
+type Provider struct {
+	kind   *kindcluster.Provider
+	store  *state.Store
+	status *progress.Status
+	logger kindlog.Logger
+}
+
+// ProviderOption configures a Provider.
+type ProviderOption func(*Provider)
+
+// WithStore sets where cluster records live.
+func WithStore(s *state.Store) ProviderOption { return func(p *Provider) { p.store = s } }
+
+// WithStatus sets where step lines go.
+func WithStatus(s *progress.Status) ProviderOption { return func(p *Provider) { p.status = s } }
+
+// WithKindLogger passes a logger to kind (its own status lines while it creates nodes).
+func WithKindLogger(l kindlog.Logger) ProviderOption { return func(p *Provider) { p.logger = l } }
+
+// NewProvider returns a Provider using Docker.
+func NewProvider(opts ...ProviderOption) *Provider {
+	p := &Provider{status: progress.Discard(), logger: kindlog.NoopLogger{}}
+	for _, o := range opts {
+		o(p)
+	}
+	p.kind = kindcluster.NewProvider(kindcluster.ProviderWithDocker(), kindcluster.ProviderWithLogger(p.logger))
+	return p
+}
+
+// Errors the CLI and tests tell apart.
+var (
+	ErrNoCluster = errors.New("no such cluster")
+	ErrNotLab    = errors.New("not a lab cluster")
+)
+
+// NotLabError names a cluster lab refuses to touch and why.
+type NotLabError struct {
+	Name   string
+	Reason string
+}
+
+func (e *NotLabError) Error() string {
+	return fmt.Sprintf("kind cluster %q was not created by lab (%s): lab never changes a cluster it did not create; "+
+		"use another name (--name) or delete that cluster yourself (`kind delete cluster --name %s`)", e.Name, e.Reason, e.Name)
+}
+
+func (e *NotLabError) Unwrap() error { return ErrNotLab }
+
+// Exists reports whether a kind cluster (lab's or not) has that name.
+func (p *Provider) Exists(name string) (bool, error) {
+	names, err := p.kind.List()
+	if err != nil {
+		return false, fmt.Errorf("list kind clusters: %w", err)
+	}
+	return slices.Contains(names, name), nil
+}
+
+// Get returns the named cluster after proving it is lab's: lab's record exists, and the marker read through
+// lab's own kubeconfig carries the record's ID.
+func (p *Provider) Get(ctx context.Context, name string) (*Cluster, error) {
+	exists, err := p.Exists(name)
+	if err != nil {
+		return nil, err
+	}
+	var rec Record
+	recErr := p.store.Read(name, recordFile, &rec)
+	if !exists {
+		if recErr == nil {
+			return nil, fmt.Errorf("lab cluster %q is gone (its node containers were removed): recreate it with `lab cluster create --name %s`: %w", name, name, ErrNoCluster)
+		}
+		return nil, fmt.Errorf("no lab cluster %q: create it with `lab cluster create --name %s`: %w", name, name, ErrNoCluster)
+	}
+	if errors.Is(recErr, state.ErrNotFound) {
+		return nil, &NotLabError{Name: name, Reason: "lab has no record of it"}
+	}
+	if recErr != nil {
+		return nil, recErr
+	}
+	c, err := p.connect(rec)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.verifyMarker(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (p *Provider) connect(rec Record) (*Cluster, error) {
+	if _, err := os.Stat(rec.Kubeconfig); err != nil {
+		// kind can always produce the kubeconfig again; lab's file may have been removed by hand.
+		if err := p.kind.ExportKubeConfig(rec.Name, rec.Kubeconfig, false); err != nil {
+			return nil, fmt.Errorf("write kubeconfig for %s: %w", rec.Name, err)
+		}
+	}
+	clients, err := kube.FromKubeconfig(rec.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return &Cluster{Record: rec, Clients: clients, provider: p.kind}, nil
+}
+
+func (c *Cluster) verifyMarker(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	cm, err := c.Kube.CoreV1().ConfigMaps(MarkerNamespace).Get(ctx, MarkerName, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return &NotLabError{Name: c.Name, Reason: "it has no lab marker"}
+	case err != nil:
+		return fmt.Errorf("read lab marker of cluster %s (is it running? try `lab cluster status`): %w", c.Name, err)
+	case cm.Data["id"] != c.ID || cm.Data["cluster"] != c.Name:
+		return &NotLabError{Name: c.Name, Reason: fmt.Sprintf("its marker ID %q does not match lab's record %q", cm.Data["id"], c.ID)}
+	}
+	return nil
+}
+
+func newID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

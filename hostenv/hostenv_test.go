@@ -1,0 +1,61 @@
+package hostenv
+
+import (
+	"bufio"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestClassifyDockerError(t *testing.T) {
+	cases := []struct {
+		out  string
+		want error
+	}{
+		{"permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock: Get \"http://%2Fvar%2Frun%2Fdocker.sock/v1.47/info\": dial unix /var/run/docker.sock: connect: permission denied", ErrDockerPermission},
+		{"Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?", ErrDockerNotRunning},
+		{"error during connect: Get \"http://%2Ftmp%2Fnone.sock/v1.47/info\": dial unix /tmp/none.sock: connect: no such file or directory", ErrDockerNotRunning},
+	}
+	for _, c := range cases {
+		if got := ClassifyDockerError(c.out); !errors.Is(got, c.want) {
+			t.Errorf("ClassifyDockerError(%q) = %v, want %v", c.out, got, c.want)
+		}
+	}
+	if got := ClassifyDockerError("something odd\nmore"); !strings.Contains(got.Error(), "something odd") || strings.Contains(got.Error(), "\n") {
+		t.Errorf("unknown errors keep docker's first line on one line, got %q", got)
+	}
+}
+
+func TestCheckMemory(t *testing.T) {
+	if err := CheckMemory(8<<30, 1); err != nil {
+		t.Errorf("8 GiB for 2 nodes: %v", err)
+	}
+	if err := CheckMemory(-1, 100); err != nil {
+		t.Errorf("unknown memory must not block: %v", err)
+	}
+	err := CheckMemory(1<<30, 3)
+	if err == nil || !strings.Contains(err.Error(), "too little free memory: 1.0 GiB free, a lab cluster with 4 node(s) needs 2.7 GiB") {
+		t.Errorf("1 GiB for 4 nodes: %v", err)
+	}
+}
+
+func TestParseMemAvailable(t *testing.T) {
+	in := "MemTotal:       24576000 kB\nMemFree:        100 kB\nMemAvailable:   2048 kB\n"
+	if got := parseMemAvailable(bufio.NewScanner(strings.NewReader(in))); got != 2048<<10 {
+		t.Errorf("got %d", got)
+	}
+	if got := parseMemAvailable(bufio.NewScanner(strings.NewReader("MemTotal: 1 kB\n"))); got != -1 {
+		t.Errorf("missing MemAvailable: got %d", got)
+	}
+}
+
+func TestMemoryPerNodeOverride(t *testing.T) {
+	t.Setenv("LAB_MEMORY_PER_NODE", "1Gi")
+	if got := MemoryNeeded(2); got != 3<<30 {
+		t.Errorf("3 nodes at 1Gi: got %d", got)
+	}
+	t.Setenv("LAB_MEMORY_PER_NODE", "not-a-quantity")
+	if got := MemoryNeeded(1); got != controlPlaneMemory+workerMemory {
+		t.Errorf("an invalid override is ignored: got %d", got)
+	}
+}

@@ -1,0 +1,142 @@
+// Package images makes the images a lab cluster needs available: present in the local Docker (pulled only when
+// missing and a registry answers) and loaded into every kind node, so Pods never pull what lab preloaded.
+package images
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
+)
+
+// PullTimeout bounds a pull attempt: a registry that does not answer in this time is treated as unreachable.
+var PullTimeout = 5 * time.Minute
+
+// LocalID returns the image's ID in the local Docker, or "" when it is not there.
+func LocalID(ctx context.Context, ref string) string {
+	out, err := exec.CommandContext(ctx, "docker", "image", "inspect", "--format", "{{.Id}}", ref).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// MissingError says an image is neither local nor pullable, and how to provide it.
+type MissingError struct {
+	Ref      string
+	PullErr  string
+	Provider string // how to get it, depends on the image (node image or workload image)
+}
+
+func (e *MissingError) Error() string {
+	return fmt.Sprintf("image %s is not in the local Docker and could not be pulled (%s): %s", e.Ref, e.PullErr, e.Provider)
+}
+
+// HowToProvide is the advice for a missing image.
+const HowToProvide = "pull it on a machine with internet and `docker load` it here (or run `lab bundle load`); offline, build it with ../shared/kind-offline/up.sh"
+
+// EnsureLocal makes ref present in the local Docker, pulling only when it is missing. It never pulls an
+// image that is already there, so preloaded and offline-built images are used as they are.
+func EnsureLocal(ctx context.Context, ref string) error {
+	if LocalID(ctx, ref) != "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, PullTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "docker", "pull", "--quiet", ref).CombinedOutput()
+	if err == nil {
+		return nil
+	}
+	reason := firstLine(string(out))
+	if ctx.Err() != nil {
+		reason = "no registry answered within " + PullTimeout.String()
+	}
+	return &MissingError{Ref: ref, PullErr: reason, Provider: HowToProvide}
+}
+
+// EnsureAllLocal runs EnsureLocal on every ref and returns every failure, so one run names all missing images.
+func EnsureAllLocal(ctx context.Context, refs []string) error {
+	var errs []error
+	for _, r := range refs {
+		if err := EnsureLocal(ctx, r); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// LoadIntoNodes loads refs from the local Docker into every node that lacks them (or has another build under
+// the same name). Images are saved once and imported into the nodes concurrently.
+func LoadIntoNodes(ctx context.Context, ns []nodes.Node, refs []string) error {
+	for _, ref := range refs {
+		id := LocalID(ctx, ref)
+		if id == "" {
+			return &MissingError{Ref: ref, PullErr: "not present", Provider: HowToProvide}
+		}
+		var need []nodes.Node
+		for _, n := range ns {
+			if got, err := nodeutils.ImageID(n, ref); err != nil || got != id {
+				need = append(need, n)
+			}
+		}
+		if len(need) == 0 {
+			continue
+		}
+		if err := loadArchive(ctx, need, ref); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func loadArchive(ctx context.Context, ns []nodes.Node, ref string) error {
+	f, err := os.CreateTemp("", "lab-image-*.tar")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	save := exec.CommandContext(ctx, "docker", "save", ref)
+	save.Stdout = f
+	var stderr strings.Builder
+	save.Stderr = &stderr
+	if err := save.Run(); err != nil {
+		return fmt.Errorf("docker save %s: %s: %w", ref, firstLine(stderr.String()), err)
+	}
+	return LoadArchiveFile(ctx, ns, f.Name(), ref)
+}
+
+// LoadArchiveFile imports an image archive (docker save or OCI tarball) into the nodes concurrently.
+func LoadArchiveFile(ctx context.Context, ns []nodes.Node, path, what string) error {
+	g, _ := errgroup.WithContext(ctx)
+	for _, n := range ns {
+		g.Go(func() error {
+			r, err := os.Open(path)
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			if err := nodeutils.LoadImageArchive(n, io.Reader(r)); err != nil {
+				return fmt.Errorf("load %s into node %s: %w", what, n, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}

@@ -1,0 +1,59 @@
+// Package kindconfigs holds the kind cluster configurations lab creates, as embedded data, and renders them for
+// a host: the number of workers and the patches some hosts need.
+package kindconfigs
+
+import (
+	_ "embed"
+	"fmt"
+
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+	"sigs.k8s.io/yaml"
+)
+
+var (
+	//go:embed lab.yaml
+	labConfig []byte
+	//go:embed cgroupv1-kubelet.yaml
+	cgroupV1Patch string
+	//go:embed restrict-oom-score-adj.toml
+	restrictOOMPatch string
+)
+
+// Options say what to render.
+type Options struct {
+	Workers int
+	// CgroupV1 adds the kubelet patch; NoSysResource adds the containerd patch.
+	CgroupV1      bool
+	NoSysResource bool
+}
+
+// MaxWorkers keeps --workers to what a laptop can hold; the memory check refines it.
+const MaxWorkers = 8
+
+// Render returns the cluster config for o.
+func Render(o Options) (*v1alpha4.Cluster, error) {
+	if o.Workers < 0 || o.Workers > MaxWorkers {
+		return nil, fmt.Errorf("--workers must be between 0 and %d, got %d", MaxWorkers, o.Workers)
+	}
+	cfg := &v1alpha4.Cluster{}
+	if err := yaml.UnmarshalStrict(labConfig, cfg); err != nil {
+		return nil, fmt.Errorf("embedded kind config: %w", err)
+	}
+	controlPlanes := []v1alpha4.Node{}
+	for _, n := range cfg.Nodes {
+		if n.Role == v1alpha4.ControlPlaneRole {
+			controlPlanes = append(controlPlanes, n)
+		}
+	}
+	cfg.Nodes = controlPlanes
+	for range o.Workers {
+		cfg.Nodes = append(cfg.Nodes, v1alpha4.Node{Role: v1alpha4.WorkerRole})
+	}
+	if o.CgroupV1 {
+		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, cgroupV1Patch)
+	}
+	if o.NoSysResource {
+		cfg.ContainerdConfigPatches = append(cfg.ContainerdConfigPatches, restrictOOMPatch)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,45 @@
+package kindconfigs
+
+import (
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+)
+
+func TestRenderDefault(t *testing.T) {
+	cfg, err := Render(Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Nodes) != 2 || cfg.Nodes[0].Role != v1alpha4.ControlPlaneRole || cfg.Nodes[1].Role != v1alpha4.WorkerRole {
+		t.Fatalf("nodes = %+v", cfg.Nodes)
+	}
+	if len(cfg.KubeadmConfigPatches)+len(cfg.ContainerdConfigPatches) != 0 {
+		t.Fatalf("a host without special conditions gets no patches: %+v", cfg)
+	}
+}
+
+func TestRenderHostPatches(t *testing.T) {
+	cfg, err := Render(Options{Workers: 3, CgroupV1: true, NoSysResource: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Nodes) != 4 {
+		t.Fatalf("want 4 nodes, got %d", len(cfg.Nodes))
+	}
+	if len(cfg.KubeadmConfigPatches) != 1 || !strings.Contains(cfg.KubeadmConfigPatches[0], "failCgroupV1: false") {
+		t.Errorf("kubelet patch: %q", cfg.KubeadmConfigPatches)
+	}
+	if len(cfg.ContainerdConfigPatches) != 1 || !strings.Contains(cfg.ContainerdConfigPatches[0], "restrict_oom_score_adj = true") {
+		t.Errorf("containerd patch: %q", cfg.ContainerdConfigPatches)
+	}
+}
+
+func TestRenderRejectsWorkers(t *testing.T) {
+	for _, n := range []int{-1, MaxWorkers + 1} {
+		if _, err := Render(Options{Workers: n}); err == nil || !strings.Contains(err.Error(), "--workers") {
+			t.Errorf("workers=%d: %v", n, err)
+		}
+	}
+}

@@ -1,0 +1,174 @@
+// Package kube is lab's thin layer over client-go: clients for one kubeconfig, applying and deleting manifests
+// of any kind, and waiting on the cluster with a deadline.
+package kube
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// FieldManager names lab in managedFields, so a learner's `kubectl apply` never fights lab's.
+const FieldManager = "lab"
+
+// Clients are the API clients of one cluster.
+type Clients struct {
+	Config  *rest.Config
+	Kube    kubernetes.Interface
+	Dynamic dynamic.Interface
+	Mapper  meta.ResettableRESTMapper
+}
+
+// FromKubeconfig builds clients from a kubeconfig file, ignoring $KUBECONFIG and the current context of
+// ~/.kube/config: lab only ever talks to the cluster whose file it names.
+func FromKubeconfig(path string) (*Clients, error) {
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: path}, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig %s: %w", path, err)
+	}
+	return FromConfig(cfg)
+}
+
+// FromConfig builds clients for a rest.Config.
+func FromConfig(cfg *rest.Config) (*Clients, error) {
+	cfg = rest.CopyConfig(cfg)
+	// lab issues bursts of small requests (apply a scenario, read its state); the default 5 QPS throttles them.
+	cfg.QPS, cfg.Burst = 50, 100
+	cfg.Timeout = 30 * time.Second
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
+	return &Clients{Config: cfg, Kube: kc, Dynamic: dc, Mapper: mapper}, nil
+}
+
+// Decode splits a multi-document YAML or JSON manifest into objects.
+func Decode(manifest []byte) ([]*unstructured.Unstructured, error) {
+	d := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifest), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		u := &unstructured.Unstructured{}
+		if err := d.Decode(&u.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return objs, nil
+			}
+			return nil, fmt.Errorf("decode manifest: %w", err)
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		if u.GetKind() == "" || u.GetAPIVersion() == "" {
+			return nil, fmt.Errorf("decode manifest: an object has no kind or apiVersion")
+		}
+		objs = append(objs, u)
+	}
+}
+
+// Resource returns the dynamic client for obj's kind, namespaced when the kind is.
+func (c *Clients) Resource(gvk schema.GroupVersionKind, namespace string) (dynamic.ResourceInterface, error) {
+	m, err := c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		c.Mapper.Reset()
+		m, err = c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("map %s: %w", gvk, err)
+	}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		if namespace == "" {
+			namespace = metav1.NamespaceDefault
+		}
+		return c.Dynamic.Resource(m.Resource).Namespace(namespace), nil
+	}
+	return c.Dynamic.Resource(m.Resource), nil
+}
+
+// Apply server-side applies every object, in order.
+func (c *Clients) Apply(ctx context.Context, objs []*unstructured.Unstructured) error {
+	for _, o := range objs {
+		ri, err := c.Resource(o.GroupVersionKind(), o.GetNamespace())
+		if err != nil {
+			return err
+		}
+		if _, err := ri.Apply(ctx, o.GetName(), o, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
+			return fmt.Errorf("apply %s %s: %w", o.GetKind(), Name(o), err)
+		}
+	}
+	return nil
+}
+
+// ApplyManifest decodes and applies a manifest.
+func (c *Clients) ApplyManifest(ctx context.Context, manifest []byte) error {
+	objs, err := Decode(manifest)
+	if err != nil {
+		return err
+	}
+	return c.Apply(ctx, objs)
+}
+
+// Delete deletes obj; a missing object is not an error.
+func (c *Clients) Delete(ctx context.Context, obj *unstructured.Unstructured) error {
+	ri, err := c.Resource(obj.GroupVersionKind(), obj.GetNamespace())
+	if err != nil {
+		return err
+	}
+	bg := metav1.DeletePropagationBackground
+	if err := ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete %s %s: %w", obj.GetKind(), Name(obj), err)
+	}
+	return nil
+}
+
+// Get reads the live object named like obj; nil, nil when it does not exist.
+func (c *Clients) Get(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	ri, err := c.Resource(obj.GroupVersionKind(), obj.GetNamespace())
+	if err != nil {
+		return nil, err
+	}
+	live, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return live, err
+}
+
+// Name is "namespace/name", or "name" for cluster-scoped objects.
+func Name(o metav1.Object) string {
+	if o.GetNamespace() == "" {
+		return o.GetName()
+	}
+	return o.GetNamespace() + "/" + o.GetName()
+}
+
+// Poll calls cond every interval until it returns true, an error, or ctx (bounded by timeout) ends.
+func Poll(ctx context.Context, interval, timeout time.Duration, cond func(context.Context) (bool, error)) error {
+	return wait.PollUntilContextTimeout(ctx, interval, timeout, true, cond)
+}

@@ -1,0 +1,49 @@
+package state
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+// Lock is held by every command that changes a cluster, so two lab commands never inject at once.
+type Lock struct {
+	fl    *flock.Flock
+	owner string
+}
+
+// LockCluster takes the cluster's lock, waiting up to wait for a running command to finish.
+func (s *Store) LockCluster(ctx context.Context, cluster string, wait time.Duration) (*Lock, error) {
+	path := s.Path(cluster, "lock")
+	if err := os.MkdirAll(s.ClusterDir(cluster), 0o700); err != nil {
+		return nil, err
+	}
+	fl := flock.New(path)
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	ok, err := fl.TryLockContext(ctx, 200*time.Millisecond)
+	if err != nil && ctx.Err() == nil {
+		return nil, fmt.Errorf("lock cluster %s: %w", cluster, err)
+	}
+	if !ok {
+		holder, _ := os.ReadFile(path + ".owner")
+		who := strings.TrimSpace(string(holder))
+		if who == "" {
+			who = "another lab command"
+		}
+		return nil, fmt.Errorf("cluster %s is busy: %s is still running; wait for it to finish and try again", cluster, who)
+	}
+	owner := fmt.Sprintf("pid %d (%s)", os.Getpid(), strings.Join(os.Args, " "))
+	_ = WriteFile(path+".owner", []byte(owner+"\n"))
+	return &Lock{fl: fl, owner: path + ".owner"}, nil
+}
+
+// Unlock releases the lock.
+func (l *Lock) Unlock() error {
+	_ = os.Remove(l.owner)
+	return l.fl.Unlock()
+}

@@ -1,0 +1,114 @@
+// Package state keeps what lab knows between commands in the XDG state directory: the clusters it created,
+// their kubeconfigs, and the scenario in progress. Files are 0600 and written atomically, because they hold
+// credentials and a half-written record would make lab distrust its own cluster.
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Dir is lab's state directory: $LAB_STATE_DIR, else $XDG_STATE_HOME/lab, else ~/.local/state/lab.
+func Dir() (string, error) {
+	if d := os.Getenv("LAB_STATE_DIR"); d != "" {
+		return d, nil
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "lab"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("find lab's state directory: set XDG_STATE_HOME or HOME: %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "lab"), nil
+}
+
+// Store is the state directory of one machine.
+type Store struct{ root string }
+
+// Open returns the store at Dir().
+func Open() (*Store, error) {
+	d, err := Dir()
+	if err != nil {
+		return nil, err
+	}
+	return &Store{root: d}, nil
+}
+
+// At returns a store rooted at dir (tests, and tools that keep their own).
+func At(dir string) *Store { return &Store{root: dir} }
+
+// Root is the store's directory.
+func (s *Store) Root() string { return s.root }
+
+// ClusterDir is where one cluster's files live.
+func (s *Store) ClusterDir(cluster string) string { return filepath.Join(s.root, "clusters", cluster) }
+
+// Path returns a file of a cluster.
+func (s *Store) Path(cluster, file string) string { return filepath.Join(s.ClusterDir(cluster), file) }
+
+// ErrNotFound is returned by Read when the record does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Read decodes a cluster's JSON record into v.
+func (s *Store) Read(cluster, file string, v any) error {
+	b, err := os.ReadFile(s.Path(cluster, file))
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: %w", s.Path(cluster, file), ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("read %s: %w", s.Path(cluster, file), err)
+	}
+	return nil
+}
+
+// Write encodes v as a cluster's JSON record.
+func (s *Store) Write(cluster, file string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", file, err)
+	}
+	return WriteFile(s.Path(cluster, file), append(b, '\n'))
+}
+
+// Remove deletes a cluster's record; a missing one is not an error.
+func (s *Store) Remove(cluster, file string) error {
+	if err := os.Remove(s.Path(cluster, file)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// RemoveCluster forgets a cluster.
+func (s *Store) RemoveCluster(cluster string) error { return os.RemoveAll(s.ClusterDir(cluster)) }
+
+// WriteFile writes data to path atomically with mode 0600, creating 0700 parents.
+func WriteFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

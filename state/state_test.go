@@ -1,0 +1,52 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestWriteReadMode(t *testing.T) {
+	s := At(t.TempDir())
+	if err := s.Write("lab", "cluster.json", map[string]string{"id": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(s.Path("lab", "cluster.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", st.Mode().Perm())
+	}
+	var got map[string]string
+	if err := s.Read("lab", "cluster.json", &got); err != nil || got["id"] != "x" {
+		t.Fatalf("read back %v, %v", got, err)
+	}
+	if err := s.Read("lab", "missing.json", &got); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing record: %v", err)
+	}
+}
+
+func TestLockExcludes(t *testing.T) {
+	s := At(t.TempDir())
+	l, err := s.LockCluster(context.Background(), "lab", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// flock locks belong to the open file description, so a second Flock in this process contends too.
+	_, err = s.LockCluster(context.Background(), "lab", 300*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "cluster lab is busy: pid") {
+		t.Fatalf("second lock: %v", err)
+	}
+	if err := l.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := s.LockCluster(context.Background(), "lab", time.Second)
+	if err != nil {
+		t.Fatalf("after unlock: %v", err)
+	}
+	_ = l2.Unlock()
+}
