@@ -1,0 +1,77 @@
+// Package grader decides from live cluster state whether a scenario's checks hold: each check is evaluated
+// against the API server (or inside a node), failures carry the evidence that contradicts them and the stage
+// of the Pod's journey where it stopped, and `lab check` runs them as ginkgo specs.
+package grader
+
+import (
+	"context"
+	"fmt"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+
+	"github.com/cka-lab/lab/journey"
+	"github.com/cka-lab/lab/kube"
+	"github.com/cka-lab/lab/scenarios"
+)
+
+// Env is the cluster checks read.
+type Env struct {
+	Clients *kube.Clients
+	Nodes   func() ([]nodes.Node, error)
+	// Stage is the scenario's stage: where a failing check that is not about a Pod points the learner.
+	Stage journey.Stage
+}
+
+// Result is one evaluation of a check.
+type Result struct {
+	OK       bool          `json:"ok"`
+	Evidence string        `json:"evidence"`
+	Stage    journey.Stage `json:"stage,omitempty"`
+}
+
+func pass(format string, args ...any) Result {
+	return Result{OK: true, Evidence: fmt.Sprintf(format, args...)}
+}
+
+func (e Env) fail(format string, args ...any) Result {
+	return Result{Evidence: fmt.Sprintf(format, args...), Stage: e.Stage}
+}
+
+// Evaluate evaluates a check once. An error reading the cluster is a failed result saying so: the grade is
+// what the cluster shows now, and Eventually retries.
+func Evaluate(ctx context.Context, env Env, c scenarios.Check) Result {
+	switch {
+	case c.PodsReady != nil:
+		return env.podsReady(ctx, c.PodsReady)
+	case c.PodState != nil:
+		return env.podState(ctx, c.PodState)
+	case c.Event != nil:
+		return env.event(ctx, c.Event)
+	case c.CanI != nil:
+		return env.canI(ctx, c.CanI)
+	case c.Field != nil:
+		return env.field(ctx, c.Field)
+	case c.Exists != nil:
+		return env.exists(ctx, *c.Exists, true)
+	case c.Absent != nil:
+		return env.exists(ctx, *c.Absent, false)
+	case c.Admission != nil:
+		return env.admission(ctx, c.Admission)
+	case c.Endpoints != nil:
+		return env.endpoints(ctx, c.Endpoints)
+	case c.HTTP != nil:
+		return env.http(ctx, c.HTTP)
+	case c.NodeTaint != nil:
+		return env.nodeTaint(ctx, c.NodeTaint)
+	case c.NodeReady != nil:
+		return env.nodeReady(ctx, c.NodeReady)
+	case c.NotClusterAdmin != nil:
+		return env.notClusterAdmin(ctx, c.NotClusterAdmin)
+	case c.NodeFile != nil:
+		return env.nodeFile(ctx, c.NodeFile)
+	case c.Exec != nil:
+		return env.exec(ctx, c.Exec)
+	case c.Custom != nil:
+		return env.custom(ctx, c.Custom)
+	}
+	return env.fail("check %q has no kind", c.Name)
+}

@@ -1,0 +1,142 @@
+package grader
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/remotecommand"
+
+	"github.com/cka-lab/lab/evidence"
+	"github.com/cka-lab/lab/journey"
+	"github.com/cka-lab/lab/scenarios"
+)
+
+func (e Env) endpoints(ctx context.Context, c *scenarios.EndpointsCheck) Result {
+	svc, err := e.Clients.Kube.CoreV1().Services(c.Namespace).Get(ctx, c.Service, metav1.GetOptions{})
+	if err != nil {
+		return Result{Evidence: fmt.Sprintf("Service %s/%s: %v", c.Namespace, c.Service, err), Stage: journey.Service}
+	}
+	ready, notReady, err := e.countEndpoints(ctx, c.Namespace, c.Service)
+	if err != nil {
+		return e.fail("list EndpointSlices of %s: %v", c.Service, err)
+	}
+	desc := fmt.Sprintf("Service %s/%s has %d ready and %d not-ready endpoints", c.Namespace, c.Service, ready, notReady)
+	if ready >= c.Ready && (!c.Exactly || ready == c.Ready) {
+		return pass("%s", desc)
+	}
+	if notReady > 0 {
+		sel := selectorString(svc.Spec.Selector)
+		return e.traced(ctx, scenarios.PodSelector{Namespace: c.Namespace, Selector: sel}, &journey.ServiceInfo{Name: c.Service, ReadyEndpoints: ready}, desc)
+	}
+	return Result{Evidence: fmt.Sprintf("%s: no Pod matches its selector %s", desc, selectorString(svc.Spec.Selector)), Stage: journey.Service}
+}
+
+func (e Env) countEndpoints(ctx context.Context, ns, svc string) (ready, notReady int, err error) {
+	sl, err := e.Clients.Kube.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + svc})
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, s := range sl.Items {
+		for _, ep := range s.Endpoints {
+			if ep.Conditions.Ready == nil || *ep.Conditions.Ready {
+				ready++
+			} else {
+				notReady++
+			}
+		}
+	}
+	return ready, notReady, nil
+}
+
+func selectorString(m map[string]string) string {
+	var parts []string
+	for k, v := range m {
+		parts = append(parts, k+"="+v)
+	}
+	return strings.Join(parts, ",")
+}
+
+// http asks the Service through the API server's proxy, which forwards to a ready endpoint: it proves the
+// endpoints answer, not only that they exist.
+func (e Env) http(ctx context.Context, c *scenarios.HTTPCheck) Result {
+	port := c.Port
+	if port == "" {
+		port = "80"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	body, err := e.Clients.Kube.CoreV1().Services(c.Namespace).ProxyGet("http", c.Service, port, c.Path, nil).DoRaw(ctx)
+	url := fmt.Sprintf("http://%s.%s:%s%s", c.Service, c.Namespace, port, c.Path)
+	if err != nil {
+		return Result{Evidence: fmt.Sprintf("GET %s: %v", url, firstLine(err.Error())), Stage: journey.Service}
+	}
+	if !strings.Contains(string(body), c.Contains) {
+		return Result{Evidence: fmt.Sprintf("GET %s answers %q, want it to contain %q", url, snippet(body), c.Contains), Stage: journey.App}
+	}
+	return pass("GET %s answers with %q", url, c.Contains)
+}
+
+func snippet(b []byte) string {
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if len(s) > 80 {
+		s = s[:80] + "..."
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// exec runs a command in the first Ready matching Pod, as `kubectl exec` does.
+func (e Env) exec(ctx context.Context, c *scenarios.ExecCheck) Result {
+	pods, err := evidence.Pods(ctx, e.Clients.Kube, c.Namespace, c.Name, c.Selector)
+	if err != nil {
+		return e.fail("list Pods: %v", err)
+	}
+	var pod *corev1.Pod
+	for i := range pods {
+		if evidence.Ready(&pods[i]) {
+			pod = &pods[i]
+			break
+		}
+	}
+	if pod == nil {
+		return e.traced(ctx, c.PodSelector, nil, fmt.Sprintf("no Ready %s to run %q in", describePods(c.PodSelector), strings.Join(c.Command, " ")))
+	}
+	req := e.Clients.Kube.CoreV1().RESTClient().Post().Resource("pods").Namespace(pod.Namespace).Name(pod.Name).SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{Container: c.Container, Command: c.Command, Stdout: true, Stderr: true}, scheme.ParameterCodec)
+	ex, err := remotecommand.NewSPDYExecutor(e.Clients.Config, "POST", req.URL())
+	if err != nil {
+		return e.fail("exec in %s: %v", pod.Name, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &out})
+	cmd := fmt.Sprintf("kubectl -n %s exec %s -- %s", pod.Namespace, pod.Name, strings.Join(c.Command, " "))
+	ok := err == nil && strings.Contains(out.String(), c.Contains)
+	if c.Fails {
+		ok = err != nil
+	}
+	if ok {
+		return pass("%s: %s", cmd, snippet(out.Bytes()))
+	}
+	if err != nil {
+		return e.fail("%s failed: %v: %s", cmd, err, snippet(out.Bytes()))
+	}
+	if c.Fails {
+		return e.fail("%s succeeded, want it to fail: %s", cmd, snippet(out.Bytes()))
+	}
+	return e.fail("%s printed %q, want %q", cmd, snippet(out.Bytes()), c.Contains)
+}

@@ -1,0 +1,80 @@
+package grader
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cka-lab/lab/injector"
+	"github.com/cka-lab/lab/journey"
+	"github.com/cka-lab/lab/scenarios"
+)
+
+func (e Env) nodeTaint(ctx context.Context, c *scenarios.NodeTaintCheck) Result {
+	n, err := e.Clients.Kube.CoreV1().Nodes().Get(ctx, c.Node, metav1.GetOptions{})
+	if err != nil {
+		return e.fail("read node %s: %v", c.Node, err)
+	}
+	var found []string
+	has := false
+	for _, t := range n.Spec.Taints {
+		found = append(found, fmt.Sprintf("%s=%s:%s", t.Key, t.Value, t.Effect))
+		if t.Key == c.Key && (c.Effect == "" || string(t.Effect) == c.Effect) {
+			has = true
+		}
+	}
+	desc := fmt.Sprintf("node %s has taints [%s]", c.Node, strings.Join(found, ", "))
+	if has == c.Present {
+		return pass("%s", desc)
+	}
+	if c.Present {
+		return Result{Evidence: desc + fmt.Sprintf(": the taint %s:%s was removed, but the task keeps it", c.Key, c.Effect), Stage: journey.Scheduling}
+	}
+	return Result{Evidence: desc + fmt.Sprintf(": want no %s taint", c.Key), Stage: journey.Scheduling}
+}
+
+func (e Env) nodeReady(ctx context.Context, c *scenarios.NodeReadyCheck) Result {
+	n, err := e.Clients.Kube.CoreV1().Nodes().Get(ctx, c.Node, metav1.GetOptions{})
+	if err != nil {
+		return e.fail("read node %s: %v", c.Node, err)
+	}
+	for _, cond := range n.Status.Conditions {
+		if cond.Type != "Ready" {
+			continue
+		}
+		ready := cond.Status == "True"
+		desc := fmt.Sprintf("node %s Ready=%s (%s: %s)", c.Node, cond.Status, cond.Reason, cond.Message)
+		if ready == c.Ready {
+			return pass("%s", desc)
+		}
+		return Result{Evidence: desc, Stage: journey.Kubelet}
+	}
+	return Result{Evidence: fmt.Sprintf("node %s reports no Ready condition", c.Node), Stage: journey.Kubelet}
+}
+
+func (e Env) nodeFile(ctx context.Context, c *scenarios.NodeFileCheck) Result {
+	ns, err := e.Nodes()
+	if err != nil {
+		return e.fail("list nodes: %v", err)
+	}
+	for _, n := range ns {
+		if n.String() != c.Node {
+			continue
+		}
+		out, err := injector.NodeRun(ctx, n, "sh", "-c", `[ -e "$1" ] || { echo absent; exit 0; }; cat "$1"`, "sh", c.Path)
+		if err != nil {
+			return e.fail("read %s on %s: %v", c.Path, c.Node, err)
+		}
+		exists := strings.TrimSpace(out) != "absent"
+		switch {
+		case exists != c.Exists:
+			return e.fail("%s on node %s %s", c.Path, c.Node, map[bool]string{true: "exists, want it gone", false: "does not exist"}[exists])
+		case exists && !strings.Contains(out, c.Contains):
+			return e.fail("%s on node %s does not contain %q", c.Path, c.Node, c.Contains)
+		}
+		return pass("%s on node %s is as expected", c.Path, c.Node)
+	}
+	return e.fail("no node %s", c.Node)
+}

@@ -1,0 +1,55 @@
+package grader
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Settling rounds: a fix holds when every check passes this many rounds in a row.
+const (
+	settleEvery = 500 * time.Millisecond
+	holdRounds  = 3
+)
+
+// settle evaluates every check of q together until all hold, a collateral check has stayed broken (a learner's
+// change that will not undo itself), or q.Settle runs out: the waits of independent checks overlap instead of
+// adding up.
+func settle(ctx context.Context, env Env, q Question) []Result {
+	ctx, cancel := context.WithTimeout(ctx, q.Settle)
+	defer cancel()
+	results := make([]Result, len(q.Checks))
+	passing, collateralBroken := 0, 0
+	for {
+		var wg sync.WaitGroup
+		for i, p := range q.Checks {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i] = Evaluate(ctx, env, p.Check)
+			}()
+		}
+		wg.Wait()
+		all, broken := true, false
+		for i, r := range results {
+			all = all && r.OK
+			broken = broken || !r.OK && q.Checks[i].Group == GroupCollateral
+		}
+		passing, collateralBroken = count(all, passing), count(broken, collateralBroken)
+		if passing >= holdRounds || collateralBroken >= holdRounds {
+			return results
+		}
+		select {
+		case <-ctx.Done():
+			return results
+		case <-time.After(settleEvery):
+		}
+	}
+}
+
+func count(ok bool, n int) int {
+	if ok {
+		return n + 1
+	}
+	return 0
+}

@@ -1,0 +1,79 @@
+package grader
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gcustom"
+)
+
+// Report files a grading run writes into its directory.
+const (
+	JSONReport  = "report.json"
+	JUnitReport = "junit.xml"
+)
+
+type testingT struct{ failed bool }
+
+func (t *testingT) Fail() { t.failed = true }
+
+// hold matches a check result that passed; its failure message is the evidence.
+var hold = gcustom.MakeMatcher(func(r Result) (bool, error) { return r.OK, nil }).
+	WithTemplate("{{.Actual.Evidence}} [stage: {{.Actual.Stage}}]")
+
+// Grade grades plan as a ginkgo suite, one ordered container per question and one spec per check, and writes
+// ginkgo's JSON and JUnit reports into dir. Ginkgo runs a suite once per process, so `lab check` runs this in a
+// child process. It returns whether every check passed.
+func Grade(plan Plan, env Env, dir string, color bool) bool {
+	for _, q := range plan.Questions {
+		describe(q, env)
+	}
+	suite, reporter := GinkgoConfiguration()
+	suite.Timeout = 30 * time.Minute
+	reporter.JSONReport = filepath.Join(dir, JSONReport)
+	reporter.JUnitReport = filepath.Join(dir, JUnitReport)
+	reporter.NoColor = !color
+	reporter.Succinct = true
+	t := &testingT{}
+	RunSpecs(t, "lab check", suite, reporter)
+	return !t.failed
+}
+
+func describe(q Question, env Env) {
+	env.Stage = q.Stage
+	Describe(fmt.Sprintf("%s: %s", q.ID, q.Title), Ordered, ContinueOnFailure, Label(q.ID), func() {
+		var settled []Result
+		BeforeAll(func(ctx SpecContext) {
+			settled = settle(ctx, env, q)
+		}, NodeTimeout(q.Settle+time.Minute))
+		for i, p := range q.Checks {
+			It(p.Check.Name, Label(p.Group, fmt.Sprintf("points=%d", p.Check.Points)), func(ctx SpecContext) {
+				// A check that failed to settle has had its wait; a passing one must keep passing.
+				timeout := 3 * time.Second
+				if !settled[i].OK {
+					timeout = time.Second
+				}
+				last := settled[i]
+				defer func() { AddReportEntry("result", last, ReportEntryVisibilityNever) }()
+				Eventually(ctx, func(g Gomega) {
+					last = Evaluate(ctx, env, p.Check)
+					g.Expect(last).To(hold)
+				}).WithTimeout(timeout).WithPolling(250 * time.Millisecond).MustPassRepeatedly(2).Should(Succeed())
+			}, SpecTimeout(time.Minute))
+		}
+	})
+}
+
+// specLabel returns the value of a "key=value" label.
+func specLabel(r types.SpecReport, key string) string {
+	for _, l := range r.Labels() {
+		if len(l) > len(key) && l[:len(key)+1] == key+"=" {
+			return l[len(key)+1:]
+		}
+	}
+	return ""
+}

@@ -1,0 +1,115 @@
+package injector
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+
+	"github.com/cka-lab/lab/kube"
+	"github.com/cka-lab/lab/scenarios"
+)
+
+// Env is what faults act on.
+type Env struct {
+	Clients *kube.Clients
+	Nodes   func() ([]nodes.Node, error)
+	// Self is the path of the running lab binary: the webhook image is built from it.
+	Self string
+}
+
+// Injector applies scenario setup and faults, recording every prior state in its ledger first.
+type Injector struct {
+	env    Env
+	ledger *Ledger
+}
+
+// New returns an Injector writing to ledger.
+func New(env Env, ledger *Ledger) *Injector { return &Injector{env: env, ledger: ledger} }
+
+// Ledger returns the injector's ledger.
+func (i *Injector) Ledger() *Ledger { return i.ledger }
+
+// Setup applies a setup manifest; its objects are recorded like a fault's, so reset removes them.
+func (i *Injector) Setup(ctx context.Context, manifest string) error {
+	return i.apply(ctx, manifest, false)
+}
+
+// Inject applies one fault.
+func (i *Injector) Inject(ctx context.Context, f scenarios.Fault) error {
+	kind, _ := f.Kind()
+	var err error
+	switch {
+	case f.Apply != nil:
+		err = i.apply(ctx, f.Apply.Manifest, f.Apply.Wait)
+	case f.Patch != nil:
+		err = i.patch(ctx, f.Patch)
+	case f.Delete != nil:
+		err = i.delete(ctx, *f.Delete)
+	case f.Scale != nil:
+		err = i.scale(ctx, f.Scale)
+	case f.Taint != nil:
+		err = i.taint(ctx, f.Taint)
+	case f.Label != nil:
+		err = i.label(ctx, f.Label)
+	case f.Cordon != nil:
+		err = i.cordon(ctx, f.Cordon.Node)
+	case f.NodeFile != nil:
+		err = i.nodeFile(ctx, f.NodeFile)
+	case f.NodeService != nil:
+		err = i.stopUnit(ctx, f.NodeService)
+	case f.Webhook != nil:
+		err = i.webhook(ctx, f.Webhook)
+	case f.Custom != nil:
+		err = i.custom(ctx, f.Custom)
+	default:
+		err = fmt.Errorf("fault has no kind")
+	}
+	if err != nil {
+		return fmt.Errorf("inject %s: %w", kind, err)
+	}
+	return nil
+}
+
+// Revert restores every recorded prior state, newest first, dropping each entry once it is restored, so an
+// interrupted revert resumes where it stopped.
+func (i *Injector) Revert(ctx context.Context) error {
+	for !i.ledger.Empty() {
+		e := i.ledger.Entries[len(i.ledger.Entries)-1]
+		var err error
+		switch {
+		case e.Object != nil:
+			err = i.revertObject(ctx, e.Object)
+		case e.Node != nil:
+			err = i.revertNode(ctx, e.Node)
+		case e.File != nil:
+			err = i.revertFile(ctx, e.File)
+		case e.Unit != nil:
+			err = i.revertUnit(ctx, e.Unit)
+		}
+		if err != nil {
+			return fmt.Errorf("revert %s: %w", e, err)
+		}
+		if err := i.ledger.pop(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (i *Injector) node(name string) (nodes.Node, error) {
+	ns, err := i.env.Nodes()
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range ns {
+		if n.String() == name {
+			return n, nil
+		}
+	}
+	return nil, fmt.Errorf("no node %q in the cluster", name)
+}
+
+// waitTimeout bounds every wait a fault does on the cluster.
+const waitTimeout = 90 * time.Second

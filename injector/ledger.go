@@ -1,0 +1,134 @@
+// Package injector breaks a lab cluster on purpose and puts it back. Before a fault changes anything it records
+// the prior state of what it touches in a ledger (API objects, node taints and labels, files and services on
+// nodes), persisted after every entry, so Revert restores exactly that, even from another process after an
+// interrupted start.
+package injector
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/cka-lab/lab/state"
+)
+
+// Entry is the prior state of one thing a scenario changed; exactly one field is set.
+type Entry struct {
+	Object *ObjectPrior `json:"object,omitempty"`
+	Node   *NodePrior   `json:"node,omitempty"`
+	File   *FilePrior   `json:"file,omitempty"`
+	Unit   *UnitPrior   `json:"unit,omitempty"`
+}
+
+// ObjectPrior is an API object as it was; Prior is null when it did not exist.
+type ObjectPrior struct {
+	APIVersion string          `json:"apiVersion"`
+	Kind       string          `json:"kind"`
+	Namespace  string          `json:"namespace,omitempty"`
+	Name       string          `json:"name"`
+	Prior      json.RawMessage `json:"prior"`
+}
+
+// NodePrior is what lab may change on a Node object.
+type NodePrior struct {
+	Name          string            `json:"name"`
+	Labels        map[string]string `json:"labels"`
+	Taints        []corev1.Taint    `json:"taints"`
+	Unschedulable bool              `json:"unschedulable"`
+}
+
+// FilePrior is a file inside a node container; the original is kept on the node at Backup, because binaries
+// are too big for the ledger.
+type FilePrior struct {
+	Node    string `json:"node"`
+	Path    string `json:"path"`
+	Existed bool   `json:"existed"`
+	SHA256  string `json:"sha256,omitempty"`
+	Backup  string `json:"backup,omitempty"`
+}
+
+// UnitPrior is a systemd unit inside a node container.
+type UnitPrior struct {
+	Node   string `json:"node"`
+	Unit   string `json:"unit"`
+	Active bool   `json:"active"`
+}
+
+func (e Entry) key() string {
+	switch {
+	case e.Object != nil:
+		return fmt.Sprintf("object/%s/%s/%s/%s", e.Object.APIVersion, e.Object.Kind, e.Object.Namespace, e.Object.Name)
+	case e.Node != nil:
+		return "node/" + e.Node.Name
+	case e.File != nil:
+		return "file/" + e.File.Node + e.File.Path
+	case e.Unit != nil:
+		return "unit/" + e.Unit.Node + "/" + e.Unit.Unit
+	}
+	return ""
+}
+
+func (e Entry) String() string { return e.key() }
+
+// Ledger is the ordered record of prior states for the scenario in progress.
+type Ledger struct {
+	path    string
+	Entries []Entry `json:"entries"`
+}
+
+// OpenLedger reads the ledger at path; a missing file is an empty ledger.
+func OpenLedger(path string) (*Ledger, error) {
+	l := &Ledger{path: path}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return l, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, l); err != nil {
+		return nil, fmt.Errorf("read ledger %s: %w", path, err)
+	}
+	return l, nil
+}
+
+// Has reports whether the ledger already holds the prior state of e's target: the first record wins, because
+// it is the state before the scenario touched anything.
+func (l *Ledger) Has(e Entry) bool {
+	for _, x := range l.Entries {
+		if x.key() == e.key() {
+			return true
+		}
+	}
+	return false
+}
+
+// Record appends e and persists the ledger before the caller changes anything.
+func (l *Ledger) Record(e Entry) error {
+	if l.Has(e) {
+		return nil
+	}
+	l.Entries = append(l.Entries, e)
+	return l.save()
+}
+
+// Empty reports whether nothing is recorded.
+func (l *Ledger) Empty() bool { return len(l.Entries) == 0 }
+
+func (l *Ledger) save() error {
+	b, err := json.MarshalIndent(l, "", "  ")
+	if err != nil {
+		return err
+	}
+	return state.WriteFile(l.path, b)
+}
+
+// pop removes the last entry once it has been reverted.
+func (l *Ledger) pop() error {
+	l.Entries = l.Entries[:len(l.Entries)-1]
+	return l.save()
+}

@@ -1,0 +1,165 @@
+package injector
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+	"sigs.k8s.io/kind/pkg/exec"
+
+	"github.com/cka-lab/lab/kube"
+	"github.com/cka-lab/lab/scenarios"
+)
+
+// backupDir keeps originals inside the node itself: files like CNI plugins are megabytes, and a node is where
+// a learner restoring by hand would look for them anyway.
+const backupDir = "/var/lib/lab-backup"
+
+// NodeRun runs a command in a node container and returns its combined output.
+func NodeRun(ctx context.Context, n nodes.Node, name string, args ...string) (string, error) {
+	var out bytes.Buffer
+	cmd := n.CommandContext(ctx, name, args...)
+	cmd.SetStdout(&out)
+	cmd.SetStderr(&out)
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("%s %s on %s: %s: %w", name, strings.Join(args, " "), n, strings.TrimSpace(out.String()), err)
+	}
+	return out.String(), nil
+}
+
+func fileSHA(ctx context.Context, n nodes.Node, path string) (string, bool, error) {
+	out, err := NodeRun(ctx, n, "sh", "-c", `if [ -e "$1" ]; then sha256sum "$1"; else echo absent; fi`, "sh", path)
+	if err != nil {
+		return "", false, err
+	}
+	if strings.TrimSpace(out) == "absent" {
+		return "", false, nil
+	}
+	return strings.Fields(out)[0], true, nil
+}
+
+func (i *Injector) recordFile(ctx context.Context, n nodes.Node, path string) error {
+	e := Entry{File: &FilePrior{Node: n.String(), Path: path}}
+	if i.ledger.Has(e) {
+		return nil
+	}
+	sum, existed, err := fileSHA(ctx, n, path)
+	if err != nil {
+		return err
+	}
+	e.File.Existed, e.File.SHA256 = existed, sum
+	if existed {
+		h := sha256.Sum256([]byte(n.String() + path))
+		e.File.Backup = backupDir + "/" + hex.EncodeToString(h[:8])
+		if _, err := NodeRun(ctx, n, "sh", "-c", `mkdir -p "$1" && cp -a "$2" "$3"`, "sh", backupDir, path, e.File.Backup); err != nil {
+			return err
+		}
+	}
+	return i.ledger.Record(e)
+}
+
+func (i *Injector) nodeFile(ctx context.Context, f *scenarios.NodeFileFault) error {
+	n, err := i.node(f.Node)
+	if err != nil {
+		return err
+	}
+	if err := i.recordFile(ctx, n, f.Path); err != nil {
+		return err
+	}
+	switch {
+	case f.Replace != nil:
+		content, err := NodeRun(ctx, n, "cat", f.Path)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(content, f.Replace.Old) {
+			return fmt.Errorf("%s on %s does not contain %q", f.Path, n, f.Replace.Old)
+		}
+		return writeNodeFile(ctx, n, f.Path, strings.ReplaceAll(content, f.Replace.Old, f.Replace.New))
+	case f.Write != nil:
+		return writeNodeFile(ctx, n, f.Path, *f.Write)
+	case f.Remove:
+		_, err = NodeRun(ctx, n, "rm", "-f", f.Path)
+	case f.MoveTo != "":
+		if err := i.recordFile(ctx, n, f.MoveTo); err != nil {
+			return err
+		}
+		_, err = NodeRun(ctx, n, "mv", f.Path, f.MoveTo)
+	case f.Chmod != "":
+		_, err = NodeRun(ctx, n, "chmod", f.Chmod, f.Path)
+	}
+	return err
+}
+
+// writeNodeFile replaces a file's content in place (keeping its mode and owner), as an editor on the node does.
+func writeNodeFile(ctx context.Context, n nodes.Node, path, content string) error {
+	cmd := n.CommandContext(ctx, "sh", "-c", `cat > "$1"`, "sh", path)
+	cmd.SetStdin(strings.NewReader(content))
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("write %s on %s: %w", path, n, exec.RunErrorForError(err))
+	}
+	return nil
+}
+
+func (i *Injector) revertFile(ctx context.Context, p *FilePrior) error {
+	n, err := i.node(p.Node)
+	if err != nil {
+		return err
+	}
+	if !p.Existed {
+		_, err := NodeRun(ctx, n, "rm", "-f", p.Path)
+		return err
+	}
+	sum, _, err := fileSHA(ctx, n, p.Path)
+	if err != nil {
+		return err
+	}
+	if sum != p.SHA256 {
+		if _, err := NodeRun(ctx, n, "cp", "-a", p.Backup, p.Path); err != nil {
+			return err
+		}
+	}
+	_, err = NodeRun(ctx, n, "rm", "-f", p.Backup)
+	return err
+}
+
+func (i *Injector) stopUnit(ctx context.Context, s *scenarios.NodeServiceFault) error {
+	n, err := i.node(s.Node)
+	if err != nil {
+		return err
+	}
+	e := Entry{Unit: &UnitPrior{Node: s.Node, Unit: s.Unit}}
+	out, _ := NodeRun(ctx, n, "systemctl", "is-active", s.Unit)
+	e.Unit.Active = strings.TrimSpace(out) == "active"
+	if err := i.ledger.Record(e); err != nil {
+		return err
+	}
+	_, err = NodeRun(ctx, n, "systemctl", "stop", s.Unit)
+	return err
+}
+
+func (i *Injector) revertUnit(ctx context.Context, p *UnitPrior) error {
+	n, err := i.node(p.Node)
+	if err != nil {
+		return err
+	}
+	if !p.Active {
+		return nil
+	}
+	if _, err := NodeRun(ctx, n, "systemctl", "start", p.Unit); err != nil {
+		return err
+	}
+	err = kube.Poll(ctx, 300*time.Millisecond, 30*time.Second, func(ctx context.Context) (bool, error) {
+		out, _ := NodeRun(ctx, n, "systemctl", "is-active", p.Unit)
+		return strings.TrimSpace(out) == "active", nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s on %s did not become active: %w", p.Unit, p.Node, err)
+	}
+	return nil
+}

@@ -1,0 +1,164 @@
+package injector
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/cka-lab/lab/kube"
+	"github.com/cka-lab/lab/scenarios"
+)
+
+func refOf(u *unstructured.Unstructured) scenarios.ObjectRef {
+	return scenarios.ObjectRef{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
+}
+
+func stub(r scenarios.ObjectRef) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(r.APIVersion)
+	u.SetKind(r.Kind)
+	u.SetNamespace(r.Namespace)
+	u.SetName(r.Name)
+	return u
+}
+
+// recordObject stores the object's current state (or its absence) in the ledger.
+func (i *Injector) recordObject(ctx context.Context, r scenarios.ObjectRef) error {
+	e := Entry{Object: &ObjectPrior{APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}}
+	if i.ledger.Has(e) {
+		return nil
+	}
+	live, err := i.env.Clients.Get(ctx, stub(r))
+	if err != nil {
+		return fmt.Errorf("read %s before changing it: %w", r, err)
+	}
+	e.Object.Prior = json.RawMessage("null")
+	if live != nil {
+		clean(live)
+		b, err := json.Marshal(live.Object)
+		if err != nil {
+			return err
+		}
+		e.Object.Prior = b
+	}
+	return i.ledger.Record(e)
+}
+
+// clean drops what the API server owns, so a prior object can be written back.
+func clean(u *unstructured.Unstructured) {
+	for _, f := range []string{"resourceVersion", "uid", "creationTimestamp", "managedFields", "generation", "selfLink"} {
+		unstructured.RemoveNestedField(u.Object, "metadata", f)
+	}
+	unstructured.RemoveNestedField(u.Object, "status")
+}
+
+func (i *Injector) apply(ctx context.Context, manifest string, wait bool) error {
+	objs, err := kube.Decode([]byte(manifest))
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		if err := i.recordObject(ctx, refOf(o)); err != nil {
+			return err
+		}
+		if err := i.env.Clients.Apply(ctx, []*unstructured.Unstructured{o}); err != nil {
+			return err
+		}
+	}
+	if wait {
+		return i.waitForPods(ctx, objs)
+	}
+	return nil
+}
+
+// waitForPods waits until every applied workload has a Pod, so a symptom about that Pod can be observed.
+func (i *Injector) waitForPods(ctx context.Context, objs []*unstructured.Unstructured) error {
+	for _, o := range objs {
+		sel, found, _ := unstructured.NestedStringMap(o.Object, "spec", "selector", "matchLabels")
+		if !found || o.GetKind() == "Service" {
+			continue
+		}
+		selector := labels.SelectorFromSet(sel).String()
+		err := kube.Poll(ctx, 300*time.Millisecond, waitTimeout, func(ctx context.Context) (bool, error) {
+			pl, err := i.env.Clients.Kube.CoreV1().Pods(o.GetNamespace()).List(ctx, metav1.ListOptions{LabelSelector: selector})
+			return err == nil && len(pl.Items) > 0, nil
+		})
+		if err != nil {
+			return fmt.Errorf("no Pod of %s %s appeared within %s: %w", o.GetKind(), kube.Name(o), waitTimeout, err)
+		}
+	}
+	return nil
+}
+
+func (i *Injector) patch(ctx context.Context, p *scenarios.PatchFault) error {
+	if err := i.recordObject(ctx, p.Object); err != nil {
+		return err
+	}
+	ri, err := i.env.Clients.Resource(gvk(p.Object), p.Object.Namespace)
+	if err != nil {
+		return err
+	}
+	pt := map[string]types.PatchType{"merge": types.MergePatchType, "strategic": types.StrategicMergePatchType, "json": types.JSONPatchType}[p.Type]
+	if _, err := ri.Patch(ctx, p.Object.Name, pt, []byte(p.Patch), metav1.PatchOptions{FieldManager: kube.FieldManager}); err != nil {
+		return fmt.Errorf("patch %s: %w", p.Object, err)
+	}
+	return nil
+}
+
+func (i *Injector) delete(ctx context.Context, r scenarios.ObjectRef) error {
+	if err := i.recordObject(ctx, r); err != nil {
+		return err
+	}
+	return i.env.Clients.Delete(ctx, stub(r))
+}
+
+func (i *Injector) scale(ctx context.Context, s *scenarios.ScaleFault) error {
+	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, s.Replicas)
+	return i.patch(ctx, &scenarios.PatchFault{Object: s.Object, Type: "merge", Patch: patch})
+}
+
+func gvk(r scenarios.ObjectRef) schema.GroupVersionKind {
+	return schema.FromAPIVersionAndKind(r.APIVersion, r.Kind)
+}
+
+// revertObject deletes what did not exist and writes back what did, whatever happened to it since.
+func (i *Injector) revertObject(ctx context.Context, p *ObjectPrior) error {
+	r := scenarios.ObjectRef{APIVersion: p.APIVersion, Kind: p.Kind, Namespace: p.Namespace, Name: p.Name}
+	if string(p.Prior) == "null" || len(p.Prior) == 0 {
+		if p.Kind == "Namespace" && p.APIVersion == "v1" {
+			return DeleteNamespace(ctx, i.env.Clients, p.Name)
+		}
+		return i.env.Clients.Delete(ctx, stub(r))
+	}
+	prior := &unstructured.Unstructured{}
+	if err := json.Unmarshal(p.Prior, &prior.Object); err != nil {
+		return err
+	}
+	ri, err := i.env.Clients.Resource(gvk(r), r.Namespace)
+	if err != nil {
+		return err
+	}
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		live, err := ri.Get(ctx, r.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			_, err = ri.Create(ctx, prior.DeepCopy(), metav1.CreateOptions{FieldManager: kube.FieldManager})
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		next := prior.DeepCopy()
+		next.SetResourceVersion(live.GetResourceVersion())
+		_, err = ri.Update(ctx, next, metav1.UpdateOptions{FieldManager: kube.FieldManager})
+		return err
+	})
+}

@@ -1,0 +1,175 @@
+package scenarios
+
+// Check is one grader assertion over live cluster state; exactly one kind is set. Checks are also used as
+// symptoms (what must be true once the fault is in).
+type Check struct {
+	Name   string `yaml:"name"`
+	Points int    `yaml:"points"`
+
+	PodsReady       *PodsReady      `yaml:"podsReady"`
+	PodState        *PodState       `yaml:"podState"`
+	Event           *EventCheck     `yaml:"event"`
+	CanI            *CanI           `yaml:"canI"`
+	Field           *FieldCheck     `yaml:"field"`
+	Exists          *ObjectRef      `yaml:"exists"`
+	Absent          *ObjectRef      `yaml:"absent"`
+	Admission       *AdmissionCheck `yaml:"admission"`
+	Endpoints       *EndpointsCheck `yaml:"endpoints"`
+	HTTP            *HTTPCheck      `yaml:"http"`
+	NodeTaint       *NodeTaintCheck `yaml:"nodeTaint"`
+	NodeReady       *NodeReadyCheck `yaml:"nodeReady"`
+	NotClusterAdmin *SubjectCheck   `yaml:"notClusterAdmin"`
+	NodeFile        *NodeFileCheck  `yaml:"nodeFile"`
+	Exec            *ExecCheck      `yaml:"exec"`
+	Custom          *Custom         `yaml:"custom"`
+}
+
+// PodSelector picks Pods by name or label selector in a namespace.
+type PodSelector struct {
+	Namespace string `yaml:"namespace"`
+	Name      string `yaml:"name"`
+	Selector  string `yaml:"selector"`
+}
+
+// PodsReady: at least Count matching Pods are Running and Ready (on Node, when set).
+type PodsReady struct {
+	PodSelector `yaml:",inline"`
+	Count       int    `yaml:"count"`
+	Node        string `yaml:"node"`
+}
+
+// PodState: some matching Pod is in this state. Reason matches a container's (or init container's) waiting or
+// terminated reason, or the Pod's own reason; any of the listed values.
+type PodState struct {
+	PodSelector `yaml:",inline"`
+	Phase       string   `yaml:"phase"`
+	Reason      []string `yaml:"reason"`
+	Ready       *bool    `yaml:"ready"`
+	Scheduled   *bool    `yaml:"scheduled"`
+}
+
+// EventCheck: an event with Reason (and Message containing the text) exists about an object whose name starts
+// with NamePrefix (Deployment Pods have generated names).
+type EventCheck struct {
+	Namespace  string `yaml:"namespace"`
+	Kind       string `yaml:"kind"`
+	NamePrefix string `yaml:"namePrefix"`
+	Reason     string `yaml:"reason"`
+	Message    string `yaml:"message"`
+}
+
+// CanI is `kubectl auth can-i VERB RESOURCE --as AS -n NAMESPACE`, through a SubjectAccessReview.
+type CanI struct {
+	As          string   `yaml:"as"`
+	Groups      []string `yaml:"groups"`
+	Verb        string   `yaml:"verb"`
+	Resource    string   `yaml:"resource"`
+	Group       string   `yaml:"group"`
+	Subresource string   `yaml:"subresource"`
+	Namespace   string   `yaml:"namespace"`
+	Allowed     bool     `yaml:"allowed"`
+}
+
+// FieldCheck reads a JSONPath of a live object and compares it. With no comparison set it checks the path
+// yields a value; Absent checks it yields none (or the object is gone).
+type FieldCheck struct {
+	Object    ObjectRef `yaml:"object"`
+	Path      string    `yaml:"path"`
+	Equals    *string   `yaml:"equals"`
+	NotEquals *string   `yaml:"notEquals"`
+	Contains  string    `yaml:"contains"`
+	Matches   string    `yaml:"matches"`
+	Absent    bool      `yaml:"absent"`
+}
+
+// AdmissionCheck creates Manifest with a server-side dry run (as a user, when set) and expects it accepted or
+// rejected, with Message in the rejection.
+type AdmissionCheck struct {
+	Manifest string   `yaml:"manifest"`
+	As       string   `yaml:"as"`
+	Groups   []string `yaml:"groups"`
+	Allowed  bool     `yaml:"allowed"`
+	Message  string   `yaml:"message"`
+}
+
+// EndpointsCheck: the Service has at least Ready ready endpoints (Ready 0 with Exactly checks it has none).
+type EndpointsCheck struct {
+	Namespace string `yaml:"namespace"`
+	Service   string `yaml:"service"`
+	Ready     int    `yaml:"ready"`
+	Exactly   bool   `yaml:"exactly"`
+}
+
+// HTTPCheck gets Path from a Service through the API server's proxy and expects Contains in the body.
+type HTTPCheck struct {
+	Namespace string `yaml:"namespace"`
+	Service   string `yaml:"service"`
+	Port      string `yaml:"port"`
+	Path      string `yaml:"path"`
+	Contains  string `yaml:"contains"`
+}
+
+// NodeTaintCheck: the node has (Present) or lacks a taint with this key (and effect, when set).
+type NodeTaintCheck struct {
+	Node    string `yaml:"node"`
+	Key     string `yaml:"key"`
+	Effect  string `yaml:"effect"`
+	Present bool   `yaml:"present"`
+}
+
+// NodeReadyCheck: the node's Ready condition is Ready.
+type NodeReadyCheck struct {
+	Node  string `yaml:"node"`
+	Ready bool   `yaml:"ready"`
+}
+
+// SubjectCheck names a user or "system:serviceaccount:NS:NAME" that must not hold cluster-admin powers.
+type SubjectCheck struct {
+	Subject string `yaml:"subject"`
+}
+
+// NodeFileCheck reads a file inside a node container.
+type NodeFileCheck struct {
+	Node     string `yaml:"node"`
+	Path     string `yaml:"path"`
+	Exists   bool   `yaml:"exists"`
+	Contains string `yaml:"contains"`
+}
+
+// ExecCheck runs Command in the first Ready Pod matching the selector and expects exit 0 and Contains in
+// the output (or a failure, with Fails).
+type ExecCheck struct {
+	PodSelector `yaml:",inline"`
+	Container   string   `yaml:"container"`
+	Command     []string `yaml:"command"`
+	Contains    string   `yaml:"contains"`
+	Fails       bool     `yaml:"fails"`
+}
+
+// Custom names a Go check or fault registered in code, for what data cannot say.
+type Custom struct {
+	Func string            `yaml:"func"`
+	Args map[string]string `yaml:"args"`
+}
+
+// Kind returns the name of the check kind that is set, "" when none is, and how many are set.
+func (c *Check) Kind() (string, int) {
+	kinds := []struct {
+		name string
+		set  bool
+	}{
+		{"podsReady", c.PodsReady != nil}, {"podState", c.PodState != nil}, {"event", c.Event != nil},
+		{"canI", c.CanI != nil}, {"field", c.Field != nil}, {"exists", c.Exists != nil}, {"absent", c.Absent != nil},
+		{"admission", c.Admission != nil}, {"endpoints", c.Endpoints != nil}, {"http", c.HTTP != nil},
+		{"nodeTaint", c.NodeTaint != nil}, {"nodeReady", c.NodeReady != nil},
+		{"notClusterAdmin", c.NotClusterAdmin != nil}, {"nodeFile", c.NodeFile != nil}, {"exec", c.Exec != nil},
+		{"custom", c.Custom != nil},
+	}
+	name, n := "", 0
+	for _, k := range kinds {
+		if k.set {
+			name, n = k.name, n+1
+		}
+	}
+	return name, n
+}

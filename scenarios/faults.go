@@ -1,0 +1,111 @@
+package scenarios
+
+// Fault is one change that breaks the cluster; exactly one kind is set. The injector records the prior state
+// of everything a fault touches before changing it.
+type Fault struct {
+	Apply       *ApplyFault       `yaml:"apply"`
+	Patch       *PatchFault       `yaml:"patch"`
+	Delete      *ObjectRef        `yaml:"delete"`
+	Scale       *ScaleFault       `yaml:"scale"`
+	Taint       *TaintFault       `yaml:"taint"`
+	Label       *LabelFault       `yaml:"label"`
+	Cordon      *NodeFault        `yaml:"cordon"`
+	NodeFile    *NodeFileFault    `yaml:"nodeFile"`
+	NodeService *NodeServiceFault `yaml:"nodeService"`
+	Webhook     *WebhookFault     `yaml:"webhook"`
+	Custom      *Custom           `yaml:"custom"`
+}
+
+// ApplyFault server-side applies a manifest (objects that are wrong, or that a fix must not remove).
+type ApplyFault struct {
+	Manifest string `yaml:"manifest"`
+	// Wait, when set, waits until the applied workloads' Pods exist (so a symptom has a Pod to show).
+	Wait bool `yaml:"wait"`
+}
+
+// PatchFault patches a live object (type merge, strategic or json).
+type PatchFault struct {
+	Object ObjectRef `yaml:"object"`
+	Type   string    `yaml:"type"`
+	Patch  string    `yaml:"patch"`
+}
+
+// ScaleFault sets a workload's replicas.
+type ScaleFault struct {
+	Object   ObjectRef `yaml:"object"`
+	Replicas int32     `yaml:"replicas"`
+}
+
+// TaintFault adds a taint to a node.
+type TaintFault struct {
+	Node   string `yaml:"node"`
+	Key    string `yaml:"key"`
+	Value  string `yaml:"value"`
+	Effect string `yaml:"effect"`
+}
+
+// LabelFault sets and removes node labels.
+type LabelFault struct {
+	Node   string            `yaml:"node"`
+	Set    map[string]string `yaml:"set"`
+	Remove []string          `yaml:"remove"`
+}
+
+// NodeFault names a node.
+type NodeFault struct {
+	Node string `yaml:"node"`
+}
+
+// NodeFileFault changes a file inside a node container, as a learner would after `ssh node`; exactly one
+// operation is set.
+type NodeFileFault struct {
+	Node    string       `yaml:"node"`
+	Path    string       `yaml:"path"`
+	Replace *Replacement `yaml:"replace"`
+	Write   *string      `yaml:"write"`
+	Remove  bool         `yaml:"remove"`
+	MoveTo  string       `yaml:"moveTo"`
+	Chmod   string       `yaml:"chmod"`
+}
+
+// Replacement replaces every Old with New; Old must occur.
+type Replacement struct {
+	Old string `yaml:"old"`
+	New string `yaml:"new"`
+}
+
+// NodeServiceFault stops a systemd unit inside a node container.
+type NodeServiceFault struct {
+	Node string `yaml:"node"`
+	Unit string `yaml:"unit"`
+}
+
+// WebhookFault deploys lab's own validating admission webhook server into the cluster.
+type WebhookFault struct {
+	Name              string            `yaml:"name"`
+	Namespace         string            `yaml:"namespace"`
+	Policy            string            `yaml:"policy"`
+	FailurePolicy     string            `yaml:"failurePolicy"`
+	NamespaceSelector map[string]string `yaml:"namespaceSelector"`
+	Replicas          *int32            `yaml:"replicas"`
+}
+
+// Kind returns the name of the fault kind that is set and how many are set.
+func (f *Fault) Kind() (string, int) {
+	kinds := []struct {
+		name string
+		set  bool
+	}{
+		{"apply", f.Apply != nil}, {"patch", f.Patch != nil}, {"delete", f.Delete != nil}, {"scale", f.Scale != nil},
+		{"taint", f.Taint != nil}, {"label", f.Label != nil}, {"cordon", f.Cordon != nil},
+		{"nodeFile", f.NodeFile != nil}, {"nodeService", f.NodeService != nil}, {"webhook", f.Webhook != nil},
+		{"custom", f.Custom != nil},
+	}
+	name, n := "", 0
+	for _, k := range kinds {
+		if k.set {
+			name, n = k.name, n+1
+		}
+	}
+	return name, n
+}

@@ -1,0 +1,101 @@
+package scenarios
+
+import (
+	"fmt"
+
+	"github.com/cka-lab/lab/kube"
+)
+
+// systemNamespaces exist in every lab cluster, so checks may name them without a scenario creating them.
+var systemNamespaces = map[string]bool{"default": true, "kube-system": true, "kube-public": true, "kube-node-lease": true, "local-path-storage": true}
+
+// Lint checks what Validate cannot see alone: custom checks and faults exist in code (the predicates come from
+// the grader and injector registries), and every namespace or object a check names is created by the
+// scenario's setup or faults, or exists in every cluster.
+func Lint(s *Scenario, customCheck, customFault func(string) bool) Errors {
+	v := &validator{s: s}
+	created := s.createdObjects()
+	groups := []struct {
+		name   string
+		checks []Check
+	}{{"symptom", s.Symptom}, {"checks", s.Checks}, {"collateral", s.Collateral}}
+	for _, g := range groups {
+		for i, c := range g.checks {
+			path := []any{g.name, i}
+			if c.Custom != nil && !customCheck(c.Custom.Func) {
+				v.add(g.name+".custom.func", path, "no custom check %q is registered in the grader", c.Custom.Func)
+			}
+			if ns := c.namespace(); ns != "" && !systemNamespaces[ns] && !created["Namespace//"+ns] {
+				v.add(g.name, path, "check %q names namespace %q, which the setup and faults never create", c.Name, ns)
+			}
+			if r := c.object(); r != nil && !created[r.Kind+"/"+r.Namespace+"/"+r.Name] && !systemNamespaces[r.Namespace] {
+				v.add(g.name, path, "check %q reads %s, which the setup and faults never create", c.Name, r)
+			}
+		}
+	}
+	for i, f := range s.Faults {
+		if f.Custom != nil && !customFault(f.Custom.Func) {
+			v.add("faults.custom.func", []any{"faults", i}, "no custom fault %q is registered in the injector", f.Custom.Func)
+		}
+	}
+	return v.errs
+}
+
+// createdObjects is every object the setup and faults create, as "Kind/namespace/name".
+func (s *Scenario) createdObjects() map[string]bool {
+	out := map[string]bool{}
+	manifests := append([]string{}, s.Setup...)
+	for _, f := range s.Faults {
+		switch {
+		case f.Apply != nil:
+			manifests = append(manifests, f.Apply.Manifest)
+		case f.Webhook != nil:
+			w := f.Webhook
+			for _, k := range []string{"Deployment/" + w.Namespace + "/" + w.Name, "Service/" + w.Namespace + "/" + w.Name,
+				"Secret/" + w.Namespace + "/" + w.Name + "-tls", "Namespace//" + w.Namespace, "ValidatingWebhookConfiguration//" + w.Name} {
+				out[k] = true
+			}
+		}
+	}
+	for _, m := range manifests {
+		objs, err := kube.Decode([]byte(m))
+		if err != nil {
+			continue
+		}
+		for _, o := range objs {
+			out[fmt.Sprintf("%s/%s/%s", o.GetKind(), o.GetNamespace(), o.GetName())] = true
+		}
+	}
+	return out
+}
+
+// namespace is the namespace a check reads Pods, events or Services in.
+func (c *Check) namespace() string {
+	switch {
+	case c.PodsReady != nil:
+		return c.PodsReady.Namespace
+	case c.PodState != nil:
+		return c.PodState.Namespace
+	case c.Event != nil:
+		return c.Event.Namespace
+	case c.Endpoints != nil:
+		return c.Endpoints.Namespace
+	case c.HTTP != nil:
+		return c.HTTP.Namespace
+	case c.Exec != nil:
+		return c.Exec.Namespace
+	}
+	return ""
+}
+
+// object is the object a check expects to exist (field and exists checks); nil for others. Absence checks and
+// cluster-scoped objects the cluster itself owns (a node) do not need a creator.
+func (c *Check) object() *ObjectRef {
+	switch {
+	case c.Exists != nil:
+		return c.Exists
+	case c.Field != nil && !c.Field.Absent && c.Field.Object.Kind != "Node" && c.Field.Object.Kind != "ClusterRole":
+		return &c.Field.Object
+	}
+	return nil
+}

@@ -1,0 +1,104 @@
+package scenarios
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestBuiltinCatalogParses(t *testing.T) {
+	c, err := Builtin()
+	if err != nil {
+		t.Fatalf("catalogue: %v", err)
+	}
+	if len(c.IDs()) == 0 {
+		t.Fatal("empty catalogue")
+	}
+}
+
+type fakeResolver struct{}
+
+func (fakeResolver) Nodes(role string) ([]string, error) {
+	if role == "worker" {
+		return []string{"lab-worker", "lab-worker2"}, nil
+	}
+	return []string{"lab-control-plane"}, nil
+}
+func (fakeResolver) CNIConfig(node string) (string, error) {
+	return "/etc/cni/net.d/10-x.conflist", nil
+}
+func (fakeResolver) CNIPlugin(node string) (string, error) { return "/opt/cni/bin/bridge", nil }
+func (fakeResolver) Builtin(name string) string            { return "builtin-" + name }
+
+func TestInstantiateIsDeterministic(t *testing.T) {
+	c, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range c.All() {
+		a, err := s.Instantiate(42, fakeResolver{})
+		if err != nil {
+			t.Fatalf("%s: %v", s.ID, err)
+		}
+		b, _ := s.Instantiate(42, fakeResolver{})
+		if string(a.Source) != string(b.Source) {
+			t.Errorf("%s: same seed, different instances", s.ID)
+		}
+		if strings.Contains(string(a.Source), "${") {
+			t.Errorf("%s: unsubstituted var left", s.ID)
+		}
+	}
+}
+
+func TestSeedsVary(t *testing.T) {
+	c, _ := Builtin()
+	s, err := c.Get("taint-dedicated-node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for seed := int64(0); seed < 20; seed++ {
+		v, err := s.Choose(seed, fakeResolver{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[v["ns"]+v["key"]+v["node"]] = true
+	}
+	if len(seen) < 5 {
+		t.Errorf("20 seeds gave only %d variants", len(seen))
+	}
+}
+
+func TestErrorsNameFileLineAndField(t *testing.T) {
+	cases := []struct {
+		name, yaml, want string
+	}{
+		{"unknown field", "id: abc\ntitel: x\n", "x.yaml:2: titel: unknown field in Scenario"},
+		{"bad stage", "id: x-y\nstage: kubeletz\n", "x.yaml:2: stage: unknown stage"},
+		{"nested unknown", "id: abc\nchecks:\n  - name: a\n    points: 1\n    podsReddy: {}\n", "x.yaml:5: podsReddy: unknown field in Check"},
+		{"two kinds", "id: abc\nfaults:\n  - cordon: {node: a}\n    taint: {node: a}\n", "x.yaml:3: faults: each fault needs exactly one kind"},
+		{"undeclared var", "id: abc\ntask: |\n  hello ${nope}\n", "x.yaml:3: ${nope}: undeclared variable"},
+		{"bad duration", "id: abc\ntimeLimit: 5 minutes\n", "x.yaml:2: invalid duration"},
+		{"syntax", "id: abc\n  bad: [\n", "x.yaml:"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("scenarios/catalog/x.yaml", []byte(c.yaml))
+			var es Errors
+			if !errors.As(err, &es) {
+				t.Fatalf("want Errors, got %v", err)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q does not contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestUnknownIDSuggests(t *testing.T) {
+	c, _ := Builtin()
+	_, err := c.Get("taint-dedicated")
+	if err == nil || !strings.Contains(err.Error(), "did you mean taint-dedicated-node") {
+		t.Errorf("got %v", err)
+	}
+}

@@ -1,0 +1,297 @@
+package scenarios
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/cka-lab/lab/journey"
+	"github.com/cka-lab/lab/kube"
+)
+
+var (
+	idPattern  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{2,62}$`)
+	varPattern = regexp.MustCompile(`\$\{([A-Za-z][A-Za-z0-9_]*)\}`)
+	// Var values are substituted into YAML text, so they stay plain tokens.
+	valuePattern = regexp.MustCompile(`^[A-Za-z0-9._:/@-]+$`)
+)
+
+// Builtins are variables every scenario may use without declaring them.
+var Builtins = []string{"cluster", "controlPlane", "seed"}
+
+// Difficulties, from a warm-up to a hard exam question.
+var Difficulties = []string{"easy", "medium", "hard"}
+
+type validator struct {
+	s    *Scenario
+	errs Errors
+}
+
+func (v *validator) add(field string, path []any, format string, args ...any) {
+	v.errs = append(v.errs, Error{File: v.s.File, Line: v.s.line(path...), Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+// Validate checks meaning beyond the schema; every problem carries file:line and the field.
+func (s *Scenario) Validate() Errors {
+	v := &validator{s: s}
+	v.header()
+	v.vars()
+	v.manifests()
+	v.faults()
+	v.checks("symptom", s.Symptom, 1, false)
+	v.checks("checks", s.Checks, 1, true)
+	v.checks("collateral", s.Collateral, 1, true)
+	v.learnerText()
+	v.references()
+	sort.SliceStable(v.errs, func(i, j int) bool { return v.errs[i].Line < v.errs[j].Line })
+	return v.errs
+}
+
+func (v *validator) header() {
+	s := v.s
+	if !idPattern.MatchString(s.ID) {
+		v.add("id", []any{"id"}, "must be 3-63 lowercase letters, digits and dashes, got %q", s.ID)
+	} else if base := strings.TrimSuffix(filepath.Base(s.File), filepath.Ext(s.File)); base != s.ID && s.File != "" && !strings.HasPrefix(base, "fuzz") {
+		v.add("id", []any{"id"}, "must match the file name %q", base)
+	}
+	if strings.TrimSpace(s.Title) == "" {
+		v.add("title", []any{"title"}, "is required")
+	}
+	if st, err := journey.ParseStage(s.Stage); err != nil {
+		v.add("stage", []any{"stage"}, "%v", err)
+	} else if string(st) != s.Stage {
+		v.add("stage", []any{"stage"}, "write the canonical stage name %q", st)
+	}
+	if !contains(Difficulties, s.Difficulty) {
+		v.add("difficulty", []any{"difficulty"}, "must be one of %s, got %q", strings.Join(Difficulties, ", "), s.Difficulty)
+	}
+	if s.Weight < 1 || s.Weight > 20 {
+		v.add("weight", []any{"weight"}, "must be 1 to 20 (percent of an exam, like the CKA's), got %d", s.Weight)
+	}
+	if s.TimeLimit.Duration <= 0 || s.TimeLimit.Minutes() > 60 {
+		v.add("timeLimit", []any{"timeLimit"}, "must be between 1s and 60m, got %s", s.TimeLimit.Duration)
+	}
+	for i, img := range s.Images {
+		if !valuePattern.MatchString(img) {
+			v.add("images", []any{"images", i}, "invalid image reference %q", img)
+		}
+	}
+}
+
+func (v *validator) vars() {
+	for _, name := range sortedKeys(v.s.Vars) {
+		vr := v.s.Vars[name]
+		path := []any{"vars", name}
+		if vr == nil {
+			v.add("vars."+name, path, "needs one of pick, node, cniConfig, cniPlugin")
+			continue
+		}
+		n := 0
+		for _, set := range []bool{len(vr.Pick) > 0, vr.Node != "", vr.CNIConfig != "", vr.CNIPlugin != ""} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			v.add("vars."+name, path, "needs exactly one of pick, node, cniConfig, cniPlugin")
+		}
+		for _, val := range vr.Pick {
+			if !valuePattern.MatchString(val) {
+				v.add("vars."+name+".pick", path, "value %q must be a plain token (letters, digits, . _ : / @ -)", val)
+			}
+		}
+		if vr.Node != "" && vr.Node != "worker" && vr.Node != "control-plane" {
+			v.add("vars."+name+".node", path, "must be worker or control-plane, got %q", vr.Node)
+		}
+		for _, ref := range []string{vr.CNIConfig, vr.CNIPlugin} {
+			if ref == "" {
+				continue
+			}
+			if dep, ok := v.s.Vars[ref]; !ok || dep == nil || dep.Node == "" {
+				v.add("vars."+name, path, "must name a node var, got %q", ref)
+			}
+		}
+	}
+}
+
+// manifests checks every manifest decodes into objects with kind and name, with vars standing in as text.
+func (v *validator) manifests() {
+	for i, m := range v.s.Setup {
+		v.manifest("setup", []any{"setup", i}, m)
+	}
+	for i, f := range v.s.Faults {
+		if f.Apply != nil {
+			v.manifest("faults.apply.manifest", []any{"faults", i, "apply", "manifest"}, f.Apply.Manifest)
+		}
+	}
+	for _, group := range []struct {
+		name   string
+		checks []Check
+	}{{"symptom", v.s.Symptom}, {"checks", v.s.Checks}, {"collateral", v.s.Collateral}} {
+		for i, c := range group.checks {
+			if c.Admission != nil {
+				v.manifest(group.name+".admission.manifest", []any{group.name, i, "admission", "manifest"}, c.Admission.Manifest)
+			}
+		}
+	}
+}
+
+func (v *validator) manifest(field string, path []any, text string) {
+	objs, err := kube.Decode([]byte(text))
+	if err != nil {
+		v.add(field, path, "%v", err)
+		return
+	}
+	if len(objs) == 0 {
+		v.add(field, path, "manifest has no objects")
+	}
+	for _, o := range objs {
+		if o.GetName() == "" {
+			v.add(field, path, "a %s has no metadata.name", o.GetKind())
+		}
+	}
+}
+
+func (v *validator) faults() {
+	if len(v.s.Faults) == 0 {
+		v.add("faults", []any{"faults"}, "a scenario needs at least one fault")
+	}
+	for i, f := range v.s.Faults {
+		path := []any{"faults", i}
+		kind, n := f.Kind()
+		if n != 1 {
+			v.add("faults", path, "each fault needs exactly one kind (apply, patch, delete, scale, taint, label, cordon, nodeFile, nodeService, webhook, custom), got %d", n)
+			continue
+		}
+		if f.NodeFile != nil {
+			nf := f.NodeFile
+			ops := 0
+			for _, set := range []bool{nf.Replace != nil, nf.Write != nil, nf.Remove, nf.MoveTo != "", nf.Chmod != ""} {
+				if set {
+					ops++
+				}
+			}
+			if ops != 1 || nf.Node == "" || nf.Path == "" {
+				v.add("faults.nodeFile", append(path, kind), "needs node, path and exactly one of replace, write, remove, moveTo, chmod")
+			}
+		}
+		if f.Patch != nil && !contains([]string{"merge", "strategic", "json"}, f.Patch.Type) {
+			v.add("faults.patch.type", append(path, kind), "must be merge, strategic or json, got %q", f.Patch.Type)
+		}
+		if f.Webhook != nil && f.Webhook.FailurePolicy != "" && f.Webhook.FailurePolicy != "Fail" && f.Webhook.FailurePolicy != "Ignore" {
+			v.add("faults.webhook.failurePolicy", append(path, kind), "must be Fail or Ignore")
+		}
+	}
+}
+
+func (v *validator) checks(group string, checks []Check, min int, scored bool) {
+	if len(checks) < min {
+		v.add(group, []any{group}, "needs at least %d check(s)", min)
+	}
+	names := map[string]bool{}
+	for i, c := range checks {
+		path := []any{group, i}
+		if strings.TrimSpace(c.Name) == "" {
+			v.add(group+".name", path, "every check needs a name (it is what the learner reads)")
+		}
+		if names[c.Name] {
+			v.add(group+".name", path, "duplicate check name %q", c.Name)
+		}
+		names[c.Name] = true
+		if _, n := c.Kind(); n != 1 {
+			v.add(group, path, "each check needs exactly one kind, got %d", n)
+		}
+		if scored && c.Points < 1 {
+			v.add(group+".points", path, "must be at least 1")
+		}
+		if c.PodsReady != nil && c.PodsReady.Name == "" && c.PodsReady.Selector == "" {
+			v.add(group+".podsReady", path, "needs name or selector")
+		}
+		if c.PodState != nil && c.PodState.Name == "" && c.PodState.Selector == "" {
+			v.add(group+".podState", path, "needs name or selector")
+		}
+	}
+}
+
+func (v *validator) learnerText() {
+	s := v.s
+	if strings.TrimSpace(s.Task) == "" {
+		v.add("task", []any{"task"}, "is required: the question as the exam would ask it")
+	}
+	if len(s.Hints) == 0 {
+		v.add("hints", []any{"hints"}, "give at least one hint")
+	}
+	if len(s.Solution) == 0 {
+		v.add("solution", []any{"solution"}, "every scenario ships a reference solution")
+	}
+	if len(s.WrongFixes) == 0 {
+		v.add("wrongFixes", []any{"wrongFixes"}, "every scenario ships at least one wrong fix")
+	}
+	for i, w := range s.WrongFixes {
+		if w.Name == "" || len(w.Run) == 0 || w.Why == "" {
+			v.add("wrongFixes", []any{"wrongFixes", i}, "needs name, why and run")
+		}
+	}
+	if strings.TrimSpace(s.Explanation) == "" {
+		v.add("explanation", []any{"explanation"}, "say which handoff failed and why the fix is the right one")
+	}
+}
+
+// references checks every ${var} names a declared or builtin variable.
+func (v *validator) references() {
+	declared := map[string]bool{}
+	for _, b := range Builtins {
+		declared[b] = true
+	}
+	for name := range v.s.Vars {
+		declared[name] = true
+	}
+	if v.s.root == nil {
+		return
+	}
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n.Kind == yaml.ScalarNode {
+			for _, m := range varPattern.FindAllStringSubmatchIndex(n.Value, -1) {
+				name := n.Value[m[2]:m[3]]
+				if !declared[name] {
+					v.errs = append(v.errs, Error{File: v.s.File, Line: scalarLine(n, m[0]), Field: "${" + name + "}", Msg: "undeclared variable (declare it under vars, or use " + strings.Join(Builtins, ", ") + ")"})
+				}
+			}
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(v.s.root)
+}
+
+// scalarLine is the line of byte offset off inside a scalar; block scalars start on the line after their indicator.
+func scalarLine(n *yaml.Node, off int) int {
+	if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		return n.Line + 1 + strings.Count(n.Value[:off], "\n")
+	}
+	return n.Line
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
