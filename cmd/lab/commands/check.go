@@ -1,0 +1,168 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fatih/color"
+	"github.com/spf13/cobra"
+
+	"github.com/cka-lab/lab/grader"
+	"github.com/cka-lab/lab/scenarios"
+	"github.com/cka-lab/lab/session"
+)
+
+type checkOptions struct {
+	output string
+	junit  string
+	wait   time.Duration
+}
+
+func newCheckCmd(f *Factory) *cobra.Command {
+	o := &checkOptions{}
+	c := &cobra.Command{
+		Use:   "check",
+		Short: "Grade your fix against the live cluster (exit 0 only on a full pass)",
+		Example: `  lab check
+  lab check -o json
+  lab check --junit report.xml --wait 0s`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := validateOutput(o.output); err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("wait") {
+				o.wait = -1
+			}
+			return o.run(cmd.Context(), f)
+		},
+	}
+	c.Flags().StringVarP(&o.output, "output", "o", "", "output format: json")
+	c.Flags().StringVar(&o.junit, "junit", "", "also write a JUnit report to this file")
+	c.Flags().DurationVar(&o.wait, "wait", 0, "how long to wait for the cluster to converge (default: the scenario's)")
+	return c
+}
+
+func (o *checkOptions) run(ctx context.Context, f *Factory) error {
+	sess, err := f.Session(ctx)
+	if err != nil {
+		return err
+	}
+	a, inst, err := currentInstance(f, sess)
+	if err != nil {
+		return err
+	}
+	plan := grader.Plan{Cluster: sess.Cluster.Name, Questions: []grader.Question{grader.QuestionFor(inst, o.wait)}}
+	dir := filepath.Join(sess.Store.ClusterDir(sess.Cluster.Name), "checks", time.Now().UTC().Format("20060102T150405.000"))
+	var out *grader.Outcome
+	err = f.Status().Step(fmt.Sprintf("Grading %s (waiting up to %s for the cluster to settle)", inst.ID, plan.Questions[0].Settle), func() error {
+		var err error
+		out, err = grader.RunChild(ctx, sess.Self, plan, dir, []string{"LAB_CLUSTER=" + sess.Cluster.Name})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	score := max(out.Score-a.Hints*HintCost, 0)
+	a.LastCheck = &session.CheckNote{At: time.Now().UTC(), Passed: out.Passed, Score: score, Max: out.Max}
+	if err := sess.Save(a); err != nil {
+		return err
+	}
+	if o.junit != "" {
+		if err := copyFile(out.JUnitReport, o.junit); err != nil {
+			return err
+		}
+	}
+	if o.output == "json" {
+		if err := json.NewEncoder(f.Out).Encode(struct {
+			*grader.Outcome
+			Hints      int `json:"hints"`
+			FinalScore int `json:"finalScore"`
+		}{out, a.Hints, score}); err != nil {
+			return err
+		}
+	} else {
+		printOutcome(f, out, a.Hints, score)
+	}
+	if !out.Passed {
+		return &ExitError{Code: 1, Silent: true, Err: errors.New("not passed")}
+	}
+	return nil
+}
+
+// currentInstance returns the attempt in progress and its scenario instance.
+func currentInstance(f *Factory, sess *session.Session) (*session.Attempt, *scenarios.Instance, error) {
+	a, err := sess.Current()
+	if err != nil {
+		return nil, nil, err
+	}
+	if a == nil {
+		return nil, nil, fmt.Errorf("no scenario is running on cluster %s: start one with `lab start <scenario>` (see `lab list`)", sess.Cluster.Name)
+	}
+	if a.Phase != session.PhaseActive {
+		return nil, nil, fmt.Errorf("scenario %s did not finish starting (%s): run `lab reset`, then `lab start %s` again", a.Scenario, a.Phase, a.Scenario)
+	}
+	cat, err := f.Catalog()
+	if err != nil {
+		return nil, nil, err
+	}
+	inst, err := sess.Instance(cat, a)
+	return a, inst, err
+}
+
+func printOutcome(f *Factory, out *grader.Outcome, hints, score int) {
+	green, red, dim := color.New(color.FgGreen).SprintFunc(), color.New(color.FgRed).SprintFunc(), color.New(color.Faint).SprintFunc()
+	for _, q := range out.Questions {
+		fmt.Fprintf(f.Out, "\n%s\n", q.Title)
+		for _, c := range q.Checks {
+			mark := green("✓")
+			if !c.Passed {
+				mark = red("✗")
+			}
+			group := ""
+			if c.Group == grader.GroupCollateral {
+				group = dim(" (must stay true)")
+			}
+			fmt.Fprintf(f.Out, "  %s %s%s  %d/%d\n", mark, c.Name, group, c.Earned, c.Points)
+			if !c.Passed {
+				stage := ""
+				if c.Stage != "" {
+					stage = fmt.Sprintf(" [stopped at: %s]", c.Stage)
+				}
+				fmt.Fprintf(f.Out, "      %s%s\n", c.Evidence, stage)
+			}
+		}
+		switch {
+		case q.Passed:
+			fmt.Fprintf(f.Out, "  %s every handoff passes: the Pod's journey reaches Running + Ready\n", green("PASS"))
+		case q.OverBroad:
+			fmt.Fprintf(f.Out, "  %s the task's checks pass, but the fix went too far: see the checks that must stay true\n", red("FAIL"))
+		default:
+			fmt.Fprintf(f.Out, "  %s the journey still stops at: %s\n", red("FAIL"), q.StoppedAt)
+		}
+	}
+	penalty := ""
+	if hints > 0 {
+		penalty = fmt.Sprintf(" (%d/%d minus %d for %d hint(s))", out.Score, out.Max, hints*HintCost, hints)
+	}
+	pct := 0
+	if out.Max > 0 {
+		pct = score * 100 / out.Max
+	}
+	fmt.Fprintf(f.Out, "\nScore: %d/%d (%d%%)%s\n", score, out.Max, pct, penalty)
+	fmt.Fprintf(f.ErrOut, "%s\n", dim("reports: "+strings.Join([]string{out.JSONReport, out.JUnitReport}, " ")))
+}
+
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o644)
+}

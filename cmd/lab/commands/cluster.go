@@ -1,0 +1,153 @@
+package commands
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	kindcmd "sigs.k8s.io/kind/pkg/cmd"
+	kindlog "sigs.k8s.io/kind/pkg/log"
+
+	"github.com/cka-lab/lab/cluster"
+	"github.com/cka-lab/lab/kindconfigs"
+)
+
+func kindLogger() kindlog.Logger { return kindcmd.NewLogger() }
+
+func newClusterCmd(f *Factory) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "cluster",
+		Short: "Create, inspect and delete the lab's kind cluster",
+	}
+	c.AddCommand(newClusterCreateCmd(f), newClusterDeleteCmd(f), newClusterStatusCmd(f))
+	return c
+}
+
+type clusterCreateOptions struct {
+	workers int
+	image   string
+	merge   bool
+	wait    time.Duration
+}
+
+func newClusterCreateCmd(f *Factory) *cobra.Command {
+	o := &clusterCreateOptions{}
+	c := &cobra.Command{
+		Use:   "create",
+		Short: "Create the lab cluster (or reuse it), with every scenario image preloaded",
+		Example: `  lab cluster create
+  lab cluster create --workers 2
+  LAB_NODE_IMAGE=kindest/node:v1.35.4 lab cluster create --merge-kubeconfig`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.workers < 1 || o.workers > kindconfigs.MaxWorkers {
+				return fmt.Errorf("--workers must be between 1 and %d (scenarios need a worker), got %d", kindconfigs.MaxWorkers, o.workers)
+			}
+			cat, err := f.Catalog()
+			if err != nil {
+				return err
+			}
+			p, err := f.Provider()
+			if err != nil {
+				return err
+			}
+			cl, reused, err := p.Create(cmd.Context(), f.ClusterName,
+				cluster.CreateWithWorkers(o.workers), cluster.CreateWithNodeImage(o.image),
+				cluster.CreateWithImages(cat.Images()), cluster.CreateWithMergeKubeconfig(o.merge), cluster.CreateWithWait(o.wait))
+			if err != nil {
+				return err
+			}
+			verb := "Created"
+			if reused {
+				verb = "Reusing"
+			}
+			fmt.Fprintf(f.Out, "%s lab cluster %q (id %s). Use it with:\n\n  export KUBECONFIG=%s\n\n", verb, cl.Name, cl.ID, cl.Kubeconfig)
+			return nil
+		},
+	}
+	c.Flags().IntVar(&o.workers, "workers", 1, "number of worker nodes")
+	c.Flags().StringVar(&o.image, "image", "", "kind node image (default $LAB_NODE_IMAGE or "+cluster.DefaultNodeImage+")")
+	c.Flags().BoolVar(&o.merge, "merge-kubeconfig", false, "also add the cluster to your kubeconfig (~/.kube/config or $KUBECONFIG)")
+	c.Flags().DurationVar(&o.wait, "wait", 5*time.Minute, "how long to wait for nodes and system Pods")
+	return c
+}
+
+func newClusterDeleteCmd(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:     "delete",
+		Short:   "Delete the lab cluster (never a cluster lab did not create)",
+		Example: "  lab cluster delete\n  lab cluster delete --name lab2",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := f.Provider()
+			if err != nil {
+				return err
+			}
+			if err := p.Delete(cmd.Context(), f.ClusterName); err != nil {
+				return err
+			}
+			fmt.Fprintf(f.Out, "Deleted lab cluster %q\n", f.ClusterName)
+			return nil
+		},
+	}
+}
+
+func newClusterStatusCmd(f *Factory) *cobra.Command {
+	var output string
+	c := &cobra.Command{
+		Use:     "status",
+		Short:   "Show the lab cluster's state and the KUBECONFIG line to use it",
+		Example: "  lab cluster status\n  lab cluster status -o json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := validateOutput(output); err != nil {
+				return err
+			}
+			p, err := f.Provider()
+			if err != nil {
+				return err
+			}
+			st := p.Status(cmd.Context(), f.ClusterName)
+			if output == "json" {
+				return json.NewEncoder(f.Out).Encode(st)
+			}
+			fmt.Fprintf(f.Out, "Cluster:  %s\nState:    %s\n", st.Name, st.State)
+			if st.ID != "" {
+				fmt.Fprintf(f.Out, "ID:       %s\nImage:    %s\n", st.ID, st.NodeImage)
+			}
+			if st.Message != "" {
+				fmt.Fprintf(f.Out, "Message:  %s\n", st.Message)
+			}
+			if len(st.Nodes) > 0 {
+				t := newTable(f.Out)
+				t.AppendHeader(row("NAME", "ROLE", "STATUS", "VERSION"))
+				for _, n := range st.Nodes {
+					status := "Ready"
+					if !n.Ready {
+						status = "NotReady"
+					}
+					t.AppendRow(row(n.Name, n.Role, status, n.Version))
+				}
+				fmt.Fprintln(f.Out)
+				t.Render()
+			}
+			if st.Kubeconfig != "" {
+				fmt.Fprintf(f.Out, "\nexport KUBECONFIG=%s\n", st.Kubeconfig)
+			}
+			if st.State != "Running" {
+				return &ExitError{Code: 1, Silent: true, Err: fmt.Errorf("cluster %s is %s", st.Name, st.State)}
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&output, "output", "o", "", "output format: json")
+	return c
+}
+
+func validateOutput(o string) error {
+	if o != "" && o != "json" {
+		return fmt.Errorf("unknown output format %q: use -o json or no -o", o)
+	}
+	return nil
+}

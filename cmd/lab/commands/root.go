@@ -1,0 +1,146 @@
+// Package commands holds lab's cobra commands; each one follows kubectl's shape: options completed from flags
+// and state, validated before any cluster work, then run.
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/fatih/color"
+	"github.com/spf13/cobra"
+
+	"github.com/cka-lab/lab/cluster"
+	"github.com/cka-lab/lab/progress"
+	"github.com/cka-lab/lab/scenarios"
+	"github.com/cka-lab/lab/session"
+	"github.com/cka-lab/lab/state"
+)
+
+// ExitError ends lab with a code; Silent when the command already said why (a failed check).
+type ExitError struct {
+	Code   int
+	Silent bool
+	Err    error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+
+// Main runs lab with args and returns the process exit code.
+func Main(args []string, out, errOut io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := NewRoot(out, errOut)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		if !ee.Silent {
+			fmt.Fprintf(errOut, "error: %s\n", oneLine(ee.Err.Error()))
+		}
+		return ee.Code
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(errOut, "error: interrupted; `lab status` shows what was left and `lab reset` restores the cluster")
+		return 130
+	}
+	fmt.Fprintf(errOut, "error: %s\n", oneLine(err.Error()))
+	return 1
+}
+
+// oneLine keeps multi-error messages on one line each, indented, so the first line says what to do.
+func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n       ") }
+
+// Factory gives commands what they share: output streams, lab's state, the cluster name.
+type Factory struct {
+	Out, ErrOut io.Writer
+	ClusterName string
+}
+
+// Store opens lab's state directory.
+func (f *Factory) Store() (*state.Store, error) { return state.Open() }
+
+// Status prints step lines to stderr, like kind.
+func (f *Factory) Status() *progress.Status { return progress.New(f.ErrOut) }
+
+// Provider returns the lab cluster provider.
+func (f *Factory) Provider() (*cluster.Provider, error) {
+	st, err := f.Store()
+	if err != nil {
+		return nil, err
+	}
+	return cluster.NewProvider(cluster.WithStore(st), cluster.WithStatus(f.Status()), cluster.WithKindLogger(kindLogger())), nil
+}
+
+// Cluster returns the lab cluster after proving it is lab's.
+func (f *Factory) Cluster(ctx context.Context) (*cluster.Cluster, error) {
+	p, err := f.Provider()
+	if err != nil {
+		return nil, err
+	}
+	return p.Get(ctx, f.ClusterName)
+}
+
+// Session returns a session on the verified lab cluster.
+func (f *Factory) Session(ctx context.Context) (*session.Session, error) {
+	c, err := f.Cluster(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Store()
+	if err != nil {
+		return nil, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return &session.Session{Cluster: c, Store: st, Status: f.Status(), Self: self}, nil
+}
+
+// Catalog returns the scenario catalogue.
+func (f *Factory) Catalog() (*scenarios.Catalog, error) { return scenarios.Builtin() }
+
+// NewRoot builds the command tree.
+func NewRoot(out, errOut io.Writer) *cobra.Command {
+	f := &Factory{Out: out, ErrOut: errOut}
+	root := &cobra.Command{
+		Use:   "lab",
+		Short: "A CKA practice lab: real kind clusters broken at one stage of a Pod's journey, graded live",
+		Long: `lab brings up a real kind cluster, breaks it at exactly one stage of a Pod's journey
+(kubectl -> API server -> etcd -> scheduler -> kubelet -> runtime -> CNI -> volumes -> init -> app -> readiness),
+shows an exam-style task, and grades your fix with checks against the live cluster.`,
+		Example: `  lab cluster create          # a 2-node kind cluster, images preloaded
+  lab list                    # the scenarios, by stage
+  lab start taint-dedicated-node
+  lab check                   # grade your fix`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			if _, ok := os.LookupEnv("NO_COLOR"); ok {
+				color.NoColor = true
+			}
+		},
+	}
+	root.SetOut(out)
+	root.SetErr(errOut)
+	def := cluster.DefaultName
+	if n := os.Getenv("LAB_CLUSTER"); n != "" {
+		def = n
+	}
+	root.PersistentFlags().StringVar(&f.ClusterName, "name", def, "lab cluster name (env LAB_CLUSTER)")
+	root.AddCommand(
+		newClusterCmd(f), newImagesCmd(f), newListCmd(f), newStartCmd(f), newCheckCmd(f), newResetCmd(f),
+		newStatusCmd(f), newHintCmd(f), newSolutionCmd(f), newSSHCmd(f), newScenarioCmd(f),
+		newWebhookCmd(), newGradeCmd(f),
+	)
+	return root
+}

@@ -1,0 +1,132 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/fatih/color"
+	"github.com/spf13/cobra"
+
+	"github.com/cka-lab/lab/cluster"
+	"github.com/cka-lab/lab/scenarios"
+	"github.com/cka-lab/lab/session"
+)
+
+// lockWait is how long a command waits for another lab command on the same cluster.
+const lockWait = 10 * time.Second
+
+type startOptions struct {
+	seed    int64
+	hasSeed bool
+}
+
+func newStartCmd(f *Factory) *cobra.Command {
+	o := &startOptions{}
+	c := &cobra.Command{
+		Use:   "start SCENARIO",
+		Short: "Break the cluster for a scenario and show its task (creates or reuses the cluster)",
+		Example: `  lab start taint-dedicated-node
+  lab start bad-image-tag --seed 7      # the same variant on every machine`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeScenarios(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.hasSeed = cmd.Flags().Changed("seed")
+			return o.run(cmd.Context(), f, args[0])
+		},
+	}
+	c.Flags().Int64Var(&o.seed, "seed", 0, "variant seed (names, nodes and values derive from it; random when unset)")
+	return c
+}
+
+func (o *startOptions) run(ctx context.Context, f *Factory, id string) error {
+	cat, err := f.Catalog()
+	if err != nil {
+		return err
+	}
+	sc, err := cat.Get(id)
+	if err != nil {
+		return err
+	}
+	if !o.hasSeed {
+		o.seed = rand.Int64N(1_000_000)
+	}
+	if err := ensureCluster(ctx, f, cat); err != nil {
+		return err
+	}
+	sess, unlock, err := lockedSession(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	fmt.Fprintf(f.ErrOut, "Starting %s (seed %d)\n", sc.ID, o.seed)
+	inst, err := sess.Start(ctx, sc, o.seed)
+	if err != nil {
+		return err
+	}
+	printTask(f.Out, inst, sess.Cluster.Kubeconfig)
+	return nil
+}
+
+// ensureCluster creates the lab cluster when there is none; an existing one is verified by lockedSession.
+func ensureCluster(ctx context.Context, f *Factory, cat *scenarios.Catalog) error {
+	p, err := f.Provider()
+	if err != nil {
+		return err
+	}
+	if _, err := p.Get(ctx, f.ClusterName); !errors.Is(err, cluster.ErrNoCluster) {
+		return nil
+	}
+	_, _, err = p.Create(ctx, f.ClusterName, cluster.CreateWithImages(cat.Images()))
+	return err
+}
+
+// lockedSession returns a session holding the cluster's lock, so two lab commands never change it at once.
+func lockedSession(ctx context.Context, f *Factory) (*session.Session, func(), error) {
+	st, err := f.Store()
+	if err != nil {
+		return nil, nil, err
+	}
+	lock, err := st.LockCluster(ctx, f.ClusterName, lockWait)
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, err := f.Session(ctx)
+	if err != nil {
+		_ = lock.Unlock()
+		return nil, nil, err
+	}
+	return sess, func() { _ = lock.Unlock() }, nil
+}
+
+func printTask(w io.Writer, inst *scenarios.Instance, kubeconfig string) {
+	bold := color.New(color.Bold).SprintFunc()
+	rule := strings.Repeat("─", 72)
+	fmt.Fprintf(w, "\n%s\n", rule)
+	fmt.Fprintf(w, "%s  %s\n", bold("Task"), inst.Title)
+	fmt.Fprintf(w, "Weight %d%%  ·  %s  ·  time limit %s  ·  scenario %s  ·  seed %d\n", inst.Weight, inst.Difficulty, shortDuration(inst.TimeLimit.Duration), inst.ID, inst.Seed)
+	fmt.Fprintf(w, "Use the lab cluster:  export KUBECONFIG=%s\n", kubeconfig)
+	fmt.Fprintf(w, "%s\n\n%s\n%s\n", rule, strings.TrimSpace(inst.Task), rule)
+	fmt.Fprintf(w, "lab hint · lab check · lab solution · lab reset · lab ssh <node>\n\n")
+}
+
+func completeScenarios(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		cat, err := f.Catalog()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		var out []string
+		for _, s := range cat.All() {
+			out = append(out, s.ID+"\t"+s.Title)
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
