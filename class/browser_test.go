@@ -1,0 +1,169 @@
+package class
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+const chromiumPath = "/usr/bin/chromium"
+
+// TestScoreboardUpdatesLiveInBrowser watches the scoreboard in headless Chromium while learners join and post
+// through the Client and the instructor uses the controls in a second tab: every change must reach the page
+// over the event stream, without a reload.
+func TestScoreboardUpdatesLiveInBrowser(t *testing.T) {
+	browser := newBrowser(t)
+	s, _ := startServer(t, t.TempDir(), ServerOptions{Plan: testPlan()})
+
+	board := newTab(t, browser)
+	do(t, board, "open the scoreboard", chromedp.Navigate(s.URL()))
+	waitFor(t, board, "the first board", `document.body.dataset.updates >= 1 && document.getElementById("title").textContent === "Tuesday CKA"`)
+	waitFor(t, board, "no instructor controls without the key", `document.getElementById("instructor").hidden`)
+	// This flag survives only as long as the page is never reloaded.
+	do(t, board, "mark the page", chromedp.Evaluate[chromedp.Void](`window.labNoReload = true`))
+
+	alice, bob, carol := mustJoin(t, s, "alice"), mustJoin(t, s, "bob"), mustJoin(t, s, "carol")
+	waitFor(t, board, "three rows", `rowOrder() === "alice,bob,carol"`)
+	waitFor(t, board, "alice not started", cellIs("alice", "crashloop", "not-started", "–"))
+
+	mustPost(t, alice, Result{Scenario: "crashloop", Event: EventStart, TimeUsed: 30 * time.Second})
+	waitFor(t, board, "alice in progress", cellIs("alice", "crashloop", "in-progress", "0:30"))
+	mustPost(t, bob, check("crashloop", false, 4))
+	waitFor(t, board, "bob failed a check", cellIs("bob", "crashloop", "failed", "4/10"))
+	mustPost(t, carol, check("crashloop", true, 10))
+	waitFor(t, board, "carol passed", cellIs("carol", "crashloop", "passed", "10/10"))
+	mustPost(t, alice, check("crashloop", true, 8))
+	waitFor(t, board, "alice passed", cellIs("alice", "crashloop", "passed", "8/10"))
+	mustPost(t, carol, check("broken-dns", true, 6))
+	waitFor(t, board, "carol's second pass", cellIs("carol", "broken-dns", "passed", "6/10")+` && totalOf("carol") === "16"`)
+
+	do(t, board, "sort by total", chromedp.Click(chromedp.CSS(`th[data-sort="total"]`)))
+	waitFor(t, board, "highest total first", `rowOrder() === "carol,alice,bob"`)
+	do(t, board, "reverse the total", chromedp.Click(chromedp.CSS(`th[data-sort="total"]`)))
+	waitFor(t, board, "lowest total first", `rowOrder() === "bob,alice,carol"`)
+	do(t, board, "sort by time", chromedp.Click(chromedp.CSS(`th[data-sort="time"]`)))
+	waitFor(t, board, "least time first", `rowOrder() === "bob,alice,carol"`)
+	do(t, board, "sort by name", chromedp.Click(chromedp.CSS(`th[data-sort="name"]`)))
+	waitFor(t, board, "names in order", `rowOrder() === "alice,bob,carol"`)
+
+	instructor := newTab(t, browser)
+	do(t, instructor, "open the instructor view", chromedp.Navigate(s.InstructorURL()))
+	waitFor(t, instructor, "instructor controls", `!document.getElementById("instructor").hidden && document.body.dataset.updates >= 1`)
+	do(t, instructor, "pause", chromedp.Click(chromedp.CSS("#pause")))
+	waitFor(t, board, "paused banner", `!document.getElementById("paused-banner").hidden && document.getElementById("time-left").textContent.includes("(paused)")`)
+	do(t, instructor, "reveal a hint", chromedp.Click(chromedp.CSS("#reveal-hint")))
+	waitFor(t, board, "revealed hint", `document.querySelector('th[data-scenario="broken-dns"]').textContent.includes("1 hint revealed")`)
+	do(t, instructor, "extend by 15 minutes",
+		chromedp.SetValue(chromedp.CSS("#extend-minutes"), "15"),
+		chromedp.Click(chromedp.CSS("#extend")))
+	waitFor(t, board, "extended clock", `/Time left 1:1[45]:\d\d/.test(document.getElementById("time-left").textContent)`)
+	do(t, instructor, "resume", chromedp.Click(chromedp.CSS("#resume")))
+	waitFor(t, board, "banner gone", `document.getElementById("paused-banner").hidden`)
+	if p := s.Plan(); p.Paused || p.RevealedHints["broken-dns"] != 1 || p.Extra < 15*time.Minute {
+		t.Errorf("plan after the instructor's clicks = %+v", p)
+	}
+
+	waitFor(t, board, "the same page all along", `window.labNoReload === true && performance.getEntriesByType("navigation").length === 1`)
+}
+
+// pageHelpers are defined in the page through DevTools, which the page's script policy does not restrict.
+const pageHelpers = `
+window.rowOrder = () => [...document.querySelectorAll("#board tbody tr")].map((r) => r.dataset.learner).join(",");
+window.totalOf = (name) => document.querySelector('tr[data-learner="' + name + '"] td.total')?.textContent;
+window.cellOf = (name, scenario) => document.querySelector('td.cell[data-learner="' + name + '"][data-scenario="' + scenario + '"]');
+`
+
+func cellIs(learner, scenario, status, text string) string {
+	return fmt.Sprintf(`(() => { const c = cellOf(%q, %q); return !!c && c.classList.contains("st-" + %q) && c.textContent.includes(%q); })()`,
+		learner, scenario, status, text)
+}
+
+// newBrowser starts headless Chromium for one test. Without UserDataDir, chromedp gives every browser a fresh
+// --user-data-dir and, unlike for a directory passed in, stops Chromium's leftover children and removes it.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	if os.Getenv("LAB_SKIP_BROWSER") == "1" {
+		t.Skip("LAB_SKIP_BROWSER=1: scoreboard browser test skipped")
+	}
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Fatalf("the scoreboard browser test needs Chromium at %s: run `apt-get install chromium` (or set LAB_SKIP_BROWSER=1): %v", chromiumPath, err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+	)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelBrowser := chromedp.NewContext(alloc)
+	t.Cleanup(func() {
+		cancelBrowser()
+		cancelAlloc()
+	})
+	firstRun(t, ctx, "start Chromium")
+	return ctx
+}
+
+// newTab opens another tab of the browser.
+func newTab(t *testing.T, browser context.Context) context.Context {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(browser)
+	t.Cleanup(cancel)
+	firstRun(t, ctx, "open a tab")
+	return ctx
+}
+
+// firstRun creates the browser or tab of ctx. A browser or tab lives only as long as the context of its first
+// run, so that run cannot carry a timeout; the test waits for it with one instead.
+func firstRun(t *testing.T, ctx context.Context, what string) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- chromedp.Do(ctx) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: no answer from Chromium within 30s", what)
+	}
+}
+
+func do(t *testing.T, tab context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tab, 15*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// waitFor waits until the JavaScript predicate holds, re-checking on every DOM change, for up to ten seconds.
+func waitFor(t *testing.T, tab context.Context, what, predicate string) {
+	t.Helper()
+	const timeout = 10 * time.Second
+	script := pageHelpers + fmt.Sprintf(`new Promise((resolve) => {
+	const ok = () => { try { return Boolean(%s); } catch { return false; } };
+	if (ok()) return resolve(true);
+	const observer = new MutationObserver(() => { if (ok()) { observer.disconnect(); clearTimeout(timer); resolve(true); } });
+	observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+	const timer = setTimeout(() => { observer.disconnect(); resolve(ok()); }, %d);
+})`, predicate, timeout.Milliseconds())
+	ctx, cancel := context.WithTimeout(tab, timeout+5*time.Second)
+	defer cancel()
+	ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](script, chromedp.EvalAwaitPromise))
+	if err != nil || !ok {
+		page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+		t.Fatalf("waiting for %s (%s): %v; the page shows:\n%s", what, predicate, err, strings.TrimSpace(page))
+	}
+}

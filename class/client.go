@@ -1,0 +1,200 @@
+package class
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// RequestTimeout bounds every request to the class server, so `lab check` never hangs on a server that left.
+const RequestTimeout = 10 * time.Second
+
+// Membership is what a learner's lab keeps after joining, to post results later without joining again.
+type Membership struct {
+	URL        string `json:"url"`
+	Name       string `json:"name"`
+	LearnerKey string `json:"learnerKey"`
+}
+
+// Client talks to one class server as one learner.
+type Client struct {
+	m    Membership
+	http *http.Client
+}
+
+// lanTransport ignores proxy settings: the class server is on the learner's LAN, where a proxy from the
+// environment could only get in the way.
+var lanTransport = func() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Proxy = nil
+	return t
+}()
+
+// NewClient resumes a saved membership without contacting the server.
+func NewClient(m Membership) *Client {
+	return &Client{m: m, http: &http.Client{Transport: lanTransport}}
+}
+
+// Join joins the class at serverURL under name with the class token the instructor showed.
+func Join(ctx context.Context, serverURL, name, token string) (*Client, Plan, error) {
+	return join(ctx, Membership{URL: serverURL, Name: name}, token)
+}
+
+// Rejoin joins again under a saved membership's name, which the server allows because it presents the key.
+func Rejoin(ctx context.Context, m Membership, token string) (*Client, Plan, error) {
+	return join(ctx, m, token)
+}
+
+func join(ctx context.Context, m Membership, token string) (*Client, Plan, error) {
+	base, err := normalizeURL(m.URL)
+	if err != nil {
+		return nil, Plan{}, err
+	}
+	c := NewClient(Membership{URL: base, Name: m.Name, LearnerKey: m.LearnerKey})
+	var resp joinResponse
+	err = c.call(ctx, http.MethodPost, "/api/join", "", joinRequest{Name: m.Name, Token: token, LearnerKey: m.LearnerKey}, &resp)
+	var se *statusError
+	if errors.As(err, &se) {
+		switch se.status {
+		case http.StatusUnauthorized:
+			return nil, Plan{}, fmt.Errorf("class server at %s refused the token: ask your instructor for the join command", base)
+		case http.StatusConflict:
+			return nil, Plan{}, fmt.Errorf("class server at %s already has a learner named %q: join with another name", base, m.Name)
+		}
+	}
+	if err != nil {
+		return nil, Plan{}, err
+	}
+	c.m.Name, c.m.LearnerKey = resp.Name, resp.LearnerKey
+	return c, resp.local(time.Now()), nil
+}
+
+// Membership is what to save so NewClient can resume later.
+func (c *Client) Membership() Membership { return c.m }
+
+// Post sends one result; an empty Learner is filled with the learner's name.
+func (c *Client) Post(ctx context.Context, r Result) error {
+	if r.Learner == "" {
+		r.Learner = c.m.Name
+	}
+	err := c.call(ctx, http.MethodPost, "/api/results", c.m.LearnerKey, r, nil)
+	var se *statusError
+	if errors.As(err, &se) {
+		switch se.status {
+		case http.StatusUnauthorized:
+			return fmt.Errorf("class server at %s does not know %s: join the class again", c.m.URL, c.m.Name)
+		case http.StatusForbidden:
+			return fmt.Errorf("class server at %s refused a result for %q: you joined as %s", c.m.URL, r.Learner, c.m.Name)
+		}
+		return fmt.Errorf("class server at %s refused the result for %s: %s", c.m.URL, r.Scenario, se.msg)
+	}
+	return err
+}
+
+// Plan fetches the class plan, with times translated to this machine's clock so that TimeLeft(time.Now())
+// is right even when the learner's clock disagrees with the instructor's.
+func (c *Client) Plan(ctx context.Context) (Plan, error) {
+	var st planState
+	if err := c.call(ctx, http.MethodGet, "/api/plan", "", nil, &st); err != nil {
+		return Plan{}, err
+	}
+	return st.local(time.Now()), nil
+}
+
+// local shifts the plan's times by the difference between this machine's clock and the server's.
+func (st planState) local(received time.Time) Plan {
+	p := st.Plan
+	skew := received.Sub(st.ServerTime)
+	p.StartedAt = p.StartedAt.Add(skew)
+	if !p.PausedAt.IsZero() {
+		p.PausedAt = p.PausedAt.Add(skew)
+	}
+	return p
+}
+
+// statusError is a refusal from the server, carrying its one-line reason.
+type statusError struct {
+	url    string
+	status int
+	msg    string
+}
+
+func (e *statusError) Error() string {
+	return fmt.Sprintf("class server at %s answered %d: %s", e.url, e.status, e.msg)
+}
+
+// call sends one JSON request within RequestTimeout and decodes the JSON answer into out, when given.
+func (c *Client) call(ctx context.Context, method, path, key string, in, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
+	defer cancel()
+	var body io.Reader
+	if in != nil {
+		raw, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("encode request to class server: %w", err)
+		}
+		body = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.m.URL+path, body)
+	if err != nil {
+		return fmt.Errorf("class server address %s: %w", c.m.URL, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return c.transportError(ctx, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return c.transportError(ctx, err)
+	}
+	if resp.StatusCode >= 300 {
+		var e apiError
+		if json.Unmarshal(raw, &e) != nil || e.Error == "" {
+			e.Error = http.StatusText(resp.StatusCode)
+		}
+		return &statusError{url: c.m.URL, status: resp.StatusCode, msg: e.Error}
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("class server at %s sent an unreadable answer (is that address a lab class server?): %w", c.m.URL, err)
+	}
+	return nil
+}
+
+func (c *Client) transportError(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("class server at %s did not answer in time: check the address and your network", c.m.URL)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return fmt.Errorf("cannot reach class server at %s (is it running, and are you on its network?): %w", c.m.URL, err)
+}
+
+// normalizeURL accepts what a learner types: "192.168.1.20:8787" as well as "http://192.168.1.20:8787/".
+func normalizeURL(raw string) (string, error) {
+	raw = strings.TrimRight(strings.TrimSpace(raw), "/")
+	if !strings.Contains(raw, "://") {
+		raw = "http://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("class server address %q is not an http URL like http://192.168.1.20:8787", raw)
+	}
+	return raw, nil
+}

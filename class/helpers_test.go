@@ -1,0 +1,111 @@
+package class
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+)
+
+// testPlan is a one-hour class with three scenarios.
+func testPlan() Plan {
+	return Plan{Title: "Tuesday CKA", Scenarios: []string{"broken-dns", "crashloop", "pending-pod"}, TimeLimit: time.Hour, Seed: 7}
+}
+
+// startServer runs a real Server on a free loopback port until the returned stop (also run at cleanup).
+func startServer(t *testing.T, dir string, o ServerOptions) (*Server, func()) {
+	t.Helper()
+	o.Addr, o.DataDir = "127.0.0.1:0", dir
+	s, err := NewServer(o)
+	if err != nil {
+		t.Fatalf("NewServer: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx) }()
+	stop := sync.OnceFunc(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("server did not stop within 10s")
+		}
+	})
+	t.Cleanup(stop)
+	return s, stop
+}
+
+// request sends a raw request, for the cases the Client is too well-behaved to produce.
+func request(t *testing.T, method, url, key string, body []byte) (int, []byte) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read %s %s: %v", method, url, err)
+	}
+	return resp.StatusCode, raw
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+func mustJoin(t *testing.T, s *Server, name string) *Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := Join(ctx, s.URL(), name, s.Token())
+	if err != nil {
+		t.Fatalf("join %s: %v", name, err)
+	}
+	return c
+}
+
+func mustPost(t *testing.T, c *Client, r Result) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Post(ctx, r); err != nil {
+		t.Fatalf("post %+v: %v", r, err)
+	}
+}
+
+func check(scenario string, passed bool, score int) Result {
+	return Result{Scenario: scenario, Event: EventCheck, Passed: passed, Score: score, MaxScore: 10,
+		ChecksPassed: score / 2, ChecksTotal: 5, TimeUsed: time.Duration(score) * time.Minute}
+}
+
+// storedResults reads what the server has on disk.
+func storedResults(t *testing.T, s *Server) []Result {
+	t.Helper()
+	all, err := s.store.results()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
+}

@@ -1,0 +1,111 @@
+package class
+
+import (
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// maxResultBytes bounds a posted result: a diagnosis is a few sentences, not a log file.
+const maxResultBytes = 64 << 10
+
+// namePattern keeps names safe to show, sort and export anywhere.
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,40}$`)
+
+type joinRequest struct {
+	Name  string `json:"name"`
+	Token string `json:"token"`
+	// LearnerKey lets a learner whose name is taken by themselves back in.
+	LearnerKey string `json:"learnerKey,omitempty"`
+}
+
+type joinResponse struct {
+	Name       string `json:"name"`
+	LearnerKey string `json:"learnerKey"`
+	planState
+}
+
+// handleJoin admits a learner holding the class token. Status codes: 400 unreadable, 401 wrong token,
+// 422 invalid name, 409 name taken.
+func (s *Server) handleJoin(w http.ResponseWriter, r *http.Request) {
+	var req joinRequest
+	if !decodeJSON(w, r, 4<<10, &req) {
+		return
+	}
+	if subtle.ConstantTimeCompare([]byte(req.Token), []byte(s.token)) != 1 {
+		writeError(w, http.StatusUnauthorized, "wrong class token")
+		return
+	}
+	if !namePattern.MatchString(req.Name) {
+		writeError(w, http.StatusUnprocessableEntity, "name %q must be 1-40 letters, digits, dots, underscores or dashes", req.Name)
+		return
+	}
+	l, key, err := s.store.join(req.Name, req.LearnerKey, time.Now())
+	if errors.Is(err, errNameTaken) {
+		writeError(w, http.StatusConflict, "name %q is already taken in this class", req.Name)
+		return
+	}
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	s.mu.Lock()
+	s.board.addLearner(l)
+	state := s.planStateLocked(time.Now())
+	s.mu.Unlock()
+	s.events.notify()
+	writeJSON(w, http.StatusOK, joinResponse{Name: l.Name, LearnerKey: key, planState: state})
+}
+
+func (s *Server) handlePlan(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	state := s.planStateLocked(time.Now())
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, state)
+}
+
+// handleResult stores a learner's result. Status codes: 401 unknown key, 413 too large, 400 unreadable,
+// 403 result of another learner, 422 invalid for this class. Nothing is stored unless it answers 204.
+func (s *Server) handleResult(w http.ResponseWriter, r *http.Request) {
+	l, err := s.store.learnerByKey(bearer(r))
+	if errors.Is(err, errUnknownKey) {
+		writeError(w, http.StatusUnauthorized, "unknown learner key: join the class first")
+		return
+	}
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	var res Result
+	if !decodeJSON(w, r, maxResultBytes, &res) {
+		return
+	}
+	if !strings.EqualFold(res.Learner, l.Name) {
+		writeError(w, http.StatusForbidden, "this learner key belongs to %s, not %q", l.Name, res.Learner)
+		return
+	}
+	res.Learner, res.At = l.Name, time.Now()
+	if status, err := s.record(res); err != nil {
+		writeError(w, status, "%v", err)
+		return
+	}
+	s.events.notify()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// record validates a result against the plan and stores it, returning the status to answer on failure.
+func (s *Server) record(res Result) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := res.validate(s.plan); err != nil {
+		return http.StatusUnprocessableEntity, err
+	}
+	if err := s.store.addResult(res); err != nil {
+		return http.StatusInternalServerError, err
+	}
+	s.board.apply(res)
+	return 0, nil
+}

@@ -1,0 +1,193 @@
+package class
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"regexp"
+	"sync"
+	"time"
+)
+
+// DefaultAddr listens on every interface, so learners on the LAN can reach the instructor's machine.
+const DefaultAddr = ":8787"
+
+// tokenPattern keeps the class token safe to paste into a shell as part of JoinCommand.
+var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// ServerOptions configures NewServer.
+type ServerOptions struct {
+	// Addr is the listen address, DefaultAddr when empty; port 0 picks a free port.
+	Addr string
+	// DataDir holds the class database. When it already holds a class, that class resumes with its plan,
+	// clock, token, learners and results; Plan.ClassID must then be empty or match.
+	DataDir string
+	// Plan is the new class; ClassID, Title and StartedAt are filled in when empty.
+	Plan Plan
+	// Token is the one-time class token learners join with; generated when empty.
+	Token string
+}
+
+// Server is one running class. It serves once: Serve closes its listener and database when it returns.
+type Server struct {
+	store         *store
+	ln            net.Listener
+	url           string
+	token         string
+	instructorKey string
+	events        *hub
+
+	mu    sync.Mutex
+	plan  Plan
+	board *board
+}
+
+// planState is the plan as the server sends it, with the server's clock so clients can correct for skew.
+type planState struct {
+	Plan       Plan          `json:"plan"`
+	ServerTime time.Time     `json:"serverTime"`
+	TimeLeft   time.Duration `json:"timeLeftNs"`
+}
+
+// NewServer opens (or resumes) the class in o.DataDir and starts listening, so URL and JoinCommand are
+// known before Serve.
+func NewServer(o ServerOptions) (*Server, error) {
+	if o.DataDir == "" {
+		return nil, errors.New("class server needs a data directory")
+	}
+	if o.Token != "" && !tokenPattern.MatchString(o.Token) {
+		return nil, errors.New("class token must be 1-64 letters, digits, dots, underscores or dashes, so the join command can be pasted into any shell")
+	}
+	st, err := openStore(o.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{store: st, events: newHub(), board: newBoard()}
+	if err := s.resume(o); err != nil {
+		return nil, errors.Join(err, st.close())
+	}
+	addr := cmp.Or(o.Addr, DefaultAddr)
+	s.ln, err = net.Listen("tcp", addr)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("class server cannot listen on %s: %w", addr, err), st.close())
+	}
+	s.url = lanURL(s.ln.Addr())
+	return s, nil
+}
+
+// resume loads the stored class, or starts the one in o, and rebuilds the scoreboard from stored results.
+func (s *Server) resume(o ServerOptions) error {
+	meta, found, err := s.store.loadMeta()
+	if err != nil {
+		return err
+	}
+	switch {
+	case found && o.Plan.ClassID != "" && o.Plan.ClassID != meta.Plan.ClassID:
+		return fmt.Errorf("data directory %s holds class %q, not %q: use another data directory for a new class",
+			o.DataDir, meta.Plan.ClassID, o.Plan.ClassID)
+	case !found:
+		if meta.Plan, err = o.Plan.start(time.Now()); err != nil {
+			return err
+		}
+		meta.Token, meta.InstructorKey = rand.Text()[:12], rand.Text()
+	}
+	meta.Token = cmp.Or(o.Token, meta.Token)
+	if err := s.store.saveMeta(meta); err != nil {
+		return err
+	}
+	s.plan, s.token, s.instructorKey = meta.Plan, meta.Token, meta.InstructorKey
+	learners, err := s.store.learners()
+	if err != nil {
+		return err
+	}
+	for _, l := range learners {
+		s.board.addLearner(l)
+	}
+	results, err := s.store.results()
+	if err != nil {
+		return err
+	}
+	for _, r := range results {
+		s.board.apply(r)
+	}
+	return nil
+}
+
+// Serve answers learners and the scoreboard until ctx ends, then shuts down within five seconds.
+func (s *Server) Serve(ctx context.Context) error {
+	srv := &http.Server{
+		Handler:           s.routes(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		// Request contexts end with ctx, which ends the long-lived event streams so shutdown is not held up.
+		BaseContext: func(net.Listener) context.Context { return ctx },
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(s.ln) }()
+	var err error
+	select {
+	case err = <-served:
+		err = fmt.Errorf("class server at %s stopped: %w", s.url, err)
+	case <-ctx.Done():
+		stop, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if shutErr := srv.Shutdown(stop); shutErr != nil {
+			err = fmt.Errorf("stop class server at %s: %w", s.url, shutErr)
+		}
+		<-served
+	}
+	if closeErr := s.store.close(); closeErr != nil {
+		err = errors.Join(err, fmt.Errorf("close class data: %w", closeErr))
+	}
+	return err
+}
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/join", s.handleJoin)
+	mux.HandleFunc("GET /api/plan", s.handlePlan)
+	mux.HandleFunc("POST /api/results", s.handleResult)
+	mux.HandleFunc("GET /api/events", s.handleEvents)
+	mux.HandleFunc("POST /api/pause", s.instructor(s.handlePause))
+	mux.HandleFunc("POST /api/resume", s.instructor(s.handleResume))
+	mux.HandleFunc("POST /api/extend", s.instructor(s.handleExtend))
+	mux.HandleFunc("POST /api/reveal-hint", s.instructor(s.handleRevealHint))
+	mux.HandleFunc("GET /api/export.csv", s.instructor(s.handleExportCSV))
+	mux.HandleFunc("GET /api/export.junit", s.instructor(s.handleExportJUnit))
+	mux.Handle("GET /", pageHandler())
+	return mux
+}
+
+// URL is the address learners join, e.g. http://192.168.1.20:8787.
+func (s *Server) URL() string { return s.url }
+
+// Token is the class token learners join with.
+func (s *Server) Token() string { return s.token }
+
+// InstructorKey unlocks the instructor endpoints; the CLI prints it for the instructor only.
+func (s *Server) InstructorKey() string { return s.instructorKey }
+
+// InstructorURL opens the scoreboard with the instructor controls.
+func (s *Server) InstructorURL() string { return s.url + "/?key=" + s.instructorKey }
+
+// JoinCommand is what the instructor shows the class.
+func (s *Server) JoinCommand() string {
+	return fmt.Sprintf("lab class join %s --token %s --name <your-name>", s.url, s.token)
+}
+
+// Plan is the class plan as it stands now.
+func (s *Server) Plan() Plan {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.plan.clone()
+}
+
+func (s *Server) planStateLocked(now time.Time) planState {
+	return planState{Plan: s.plan.clone(), ServerTime: now, TimeLeft: s.plan.TimeLeft(now)}
+}

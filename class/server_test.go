@@ -1,0 +1,254 @@
+package class
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestJoin(t *testing.T) {
+	s, _ := startServer(t, t.TempDir(), ServerOptions{Plan: testPlan(), Token: "class-token"})
+	for _, name := range []string{"alice", "bob", "carol"} {
+		mustJoin(t, s, name)
+	}
+	if want := "lab class join " + s.URL() + " --token class-token --name <your-name>"; s.JoinCommand() != want {
+		t.Errorf("JoinCommand() = %q, want %q", s.JoinCommand(), want)
+	}
+	dave := mustJoin(t, s, "dave").Membership()
+	if dave.URL != s.URL() || dave.Name != "dave" || dave.LearnerKey == "" {
+		t.Fatalf("membership = %+v", dave)
+	}
+
+	cases := []struct {
+		what   string
+		body   joinRequest
+		status int
+	}{
+		{"duplicate name", joinRequest{Name: "alice", Token: "class-token"}, http.StatusConflict},
+		{"duplicate name in other case", joinRequest{Name: "ALICE", Token: "class-token"}, http.StatusConflict},
+		{"duplicate with someone else's key", joinRequest{Name: "alice", Token: "class-token", LearnerKey: dave.LearnerKey}, http.StatusConflict},
+		{"wrong token", joinRequest{Name: "erin", Token: "guess"}, http.StatusUnauthorized},
+		{"name with a space", joinRequest{Name: "erin smith", Token: "class-token"}, http.StatusUnprocessableEntity},
+		{"empty name", joinRequest{Name: "", Token: "class-token"}, http.StatusUnprocessableEntity},
+		{"name of 41 characters", joinRequest{Name: strings.Repeat("x", 41), Token: "class-token"}, http.StatusUnprocessableEntity},
+	}
+	for _, c := range cases {
+		if status, body := request(t, "POST", s.URL()+"/api/join", "", mustJSON(t, c.body)); status != c.status {
+			t.Errorf("%s: status %d (%s), want %d", c.what, status, body, c.status)
+		}
+	}
+	if status, _ := request(t, "POST", s.URL()+"/api/join", "", []byte(`{"name":"erin","token":"class-token","role":"admin"}`)); status != http.StatusBadRequest {
+		t.Errorf("unknown field: status %d, want 400", status)
+	}
+	if learners, _ := s.store.learners(); len(learners) != 4 {
+		t.Errorf("refused joins changed the learners: %d stored, want 4", len(learners))
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, _, err := Join(ctx, s.URL(), "frank", "guess"); err == nil || !strings.Contains(err.Error(), "refused the token: ask your instructor for the join command") {
+		t.Errorf("wrong token error = %v", err)
+	}
+	if _, _, err := Join(ctx, s.URL(), "Alice", "class-token"); err == nil || !strings.Contains(err.Error(), `already has a learner named "Alice"`) {
+		t.Errorf("taken name error = %v", err)
+	}
+	c, plan, err := Rejoin(ctx, Membership{URL: s.URL() + "/", Name: "DAVE", LearnerKey: dave.LearnerKey}, "class-token")
+	if err != nil {
+		t.Fatalf("rejoin with the learner's key: %v", err)
+	}
+	if c.Membership() != dave {
+		t.Errorf("rejoin membership = %+v, want %+v", c.Membership(), dave)
+	}
+	if plan.Title != "Tuesday CKA" || len(plan.Scenarios) != 3 {
+		t.Errorf("plan at join = %+v", plan)
+	}
+}
+
+func TestResultsRefusedLeaveNothingStored(t *testing.T) {
+	s, _ := startServer(t, t.TempDir(), ServerOptions{Plan: testPlan()})
+	alice, bob := mustJoin(t, s, "alice"), mustJoin(t, s, "bob")
+	mustPost(t, alice, check("crashloop", true, 10))
+	before := storedResults(t, s)
+	key := alice.Membership().LearnerKey
+	valid := string(mustJSON(t, Result{Learner: "alice", Scenario: "crashloop", Event: EventCheck}))
+
+	cases := []struct {
+		what   string
+		key    string
+		body   string
+		status int
+	}{
+		{"no key", "", valid, http.StatusUnauthorized},
+		{"unknown key", "not-a-key", valid, http.StatusUnauthorized},
+		{"posting as another learner", bob.Membership().LearnerKey, valid, http.StatusForbidden},
+		{"oversized", key, `{"learner":"alice","scenario":"crashloop","event":"diagnose","diagnosis":"` + strings.Repeat("x", 70<<10) + `"}`, http.StatusRequestEntityTooLarge},
+		{"malformed", key, `{"learner":"alice",`, http.StatusBadRequest},
+		{"not an object", key, `[1,2]`, http.StatusBadRequest},
+		{"unknown field", key, `{"learner":"alice","scenario":"crashloop","event":"check","grade":"A"}`, http.StatusBadRequest},
+		{"two objects", key, valid + valid, http.StatusBadRequest},
+		{"unknown scenario", key, `{"learner":"alice","scenario":"etcd-backup","event":"check"}`, http.StatusUnprocessableEntity},
+		{"unknown event", key, `{"learner":"alice","scenario":"crashloop","event":"cheat"}`, http.StatusUnprocessableEntity},
+		{"score above maximum", key, `{"learner":"alice","scenario":"crashloop","event":"check","score":11,"maxScore":10}`, http.StatusUnprocessableEntity},
+	}
+	for _, c := range cases {
+		status, body := request(t, "POST", s.URL()+"/api/results", c.key, []byte(c.body))
+		if status != c.status {
+			t.Errorf("%s: status %d (%s), want %d", c.what, status, body, c.status)
+		}
+		var e apiError
+		if err := json.Unmarshal(body, &e); err != nil || e.Error == "" {
+			t.Errorf("%s: error body %q is not {\"error\": ...}", c.what, body)
+		}
+	}
+	if after := storedResults(t, s); !reflect.DeepEqual(after, before) {
+		t.Errorf("refused posts changed the stored results:\nbefore %+v\nafter  %+v", before, after)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := bob.Post(ctx, Result{Learner: "alice", Scenario: "crashloop", Event: EventCheck})
+	if err == nil || !strings.Contains(err.Error(), `refused a result for "alice": you joined as bob`) {
+		t.Errorf("posting as another learner: %v", err)
+	}
+	err = bob.Post(ctx, Result{Scenario: "etcd-backup", Event: EventCheck})
+	if err == nil || !strings.Contains(err.Error(), `scenario "etcd-backup" is not part of this class`) {
+		t.Errorf("unknown scenario: %v", err)
+	}
+}
+
+func TestRestartKeepsClass(t *testing.T) {
+	dir := t.TempDir()
+	s, stop := startServer(t, dir, ServerOptions{Plan: testPlan()})
+	if _, err := NewServer(ServerOptions{Addr: "127.0.0.1:0", DataDir: dir, Plan: testPlan()}); err == nil || !strings.Contains(err.Error(), "in use by another class server") {
+		t.Errorf("second server on the same data: %v", err)
+	}
+	alice, bob := mustJoin(t, s, "alice"), mustJoin(t, s, "bob")
+	mustPost(t, alice, check("crashloop", true, 10))
+	mustPost(t, bob, check("broken-dns", false, 4))
+	mustPost(t, bob, Result{Scenario: "broken-dns", Event: EventHint, HintsTaken: 1})
+	instructorPost(t, s, "/api/pause", nil)
+	first, plan, token, ikey := storedResults(t, s), s.Plan(), s.Token(), s.InstructorKey()
+	stop()
+
+	if _, err := NewServer(ServerOptions{Addr: "127.0.0.1:0", DataDir: dir, Plan: Plan{ClassID: "other-class"}}); err == nil || !strings.Contains(err.Error(), "holds class") {
+		t.Errorf("resuming another class's data: %v", err)
+	}
+	s, _ = startServer(t, dir, ServerOptions{})
+	if got := storedResults(t, s); !reflect.DeepEqual(got, first) || len(got) != 3 {
+		t.Errorf("results after restart = %+v, want %+v", got, first)
+	}
+	if string(mustJSON(t, s.Plan())) != string(mustJSON(t, plan)) || !s.Plan().Paused {
+		t.Errorf("plan after restart = %+v, want %+v", s.Plan(), plan)
+	}
+	if s.Token() != token || s.InstructorKey() != ikey {
+		t.Errorf("token or instructor key changed across restart")
+	}
+	// The learners' saved memberships still work against the restarted server.
+	alice = NewClient(Membership{URL: s.URL(), Name: "alice", LearnerKey: alice.Membership().LearnerKey})
+	mustPost(t, alice, check("broken-dns", true, 8))
+	row := s.boardState().Learners[0]
+	if row.Name != "alice" || row.TotalScore != 18 || row.Passed != 2 {
+		t.Errorf("alice after restart = %+v", row)
+	}
+	if status, _ := request(t, "POST", s.URL()+"/api/join", "", mustJSON(t, joinRequest{Name: "bob", Token: token})); status != http.StatusConflict {
+		t.Errorf("bob's name is free again after restart: status %d", status)
+	}
+}
+
+func TestPauseExtendAndHints(t *testing.T) {
+	s, _ := startServer(t, t.TempDir(), ServerOptions{Plan: testPlan()})
+	learner := mustJoin(t, s, "alice")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	for _, path := range []string{"/api/pause", "/api/resume", "/api/extend", "/api/reveal-hint", "/api/export.csv", "/api/export.junit"} {
+		method := "POST"
+		if strings.HasPrefix(path, "/api/export") {
+			method = "GET"
+		}
+		if status, _ := request(t, method, s.URL()+path, learner.Membership().LearnerKey, []byte(`{"minutes":5,"scenario":"crashloop"}`)); status != http.StatusUnauthorized {
+			t.Errorf("%s with a learner's key: status %d, want 401", path, status)
+		}
+	}
+
+	at := time.Now().Add(time.Minute)
+	running := s.Plan()
+	paused := instructorPost(t, s, "/api/pause", nil).Plan
+	if !paused.Paused || paused.TimeLeft(at) != paused.TimeLeft(at.Add(time.Hour)) {
+		t.Errorf("paused clock moves: %+v", paused)
+	}
+	if paused.TimeLeft(at) < running.TimeLeft(at) {
+		t.Errorf("pausing took time away: %v < %v", paused.TimeLeft(at), running.TimeLeft(at))
+	}
+	extended := instructorPost(t, s, "/api/extend", map[string]int{"minutes": 15}).Plan
+	if d := extended.TimeLeft(at) - paused.TimeLeft(at); d != 15*time.Minute {
+		t.Errorf("extending by 15 minutes added %v", d)
+	}
+	resumed := instructorPost(t, s, "/api/resume", nil).Plan
+	if resumed.Paused || resumed.Extra < 15*time.Minute {
+		t.Errorf("resumed plan = %+v", resumed)
+	}
+	if left := resumed.TimeLeft(time.Now()); left <= time.Hour || left > time.Hour+15*time.Minute {
+		t.Errorf("time left after a 15 minute extension = %v", left)
+	}
+	instructorPost(t, s, "/api/reveal-hint", map[string]string{"scenario": "crashloop"})
+	instructorPost(t, s, "/api/reveal-hint", map[string]string{"scenario": "crashloop"})
+	plan, err := learner.Plan(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.RevealedHints["crashloop"] != 2 || plan.Extra < 15*time.Minute {
+		t.Errorf("learner's plan = %+v", plan)
+	}
+	for _, bad := range []struct{ path, body string }{
+		{"/api/extend", `{"minutes":0}`},
+		{"/api/extend", `{"minutes":601}`},
+		{"/api/reveal-hint", `{"scenario":"etcd-backup"}`},
+	} {
+		if status, _ := request(t, "POST", s.URL()+bad.path, s.InstructorKey(), []byte(bad.body)); status != http.StatusUnprocessableEntity {
+			t.Errorf("%s %s: status %d, want 422", bad.path, bad.body, status)
+		}
+	}
+	if status, _ := request(t, "POST", s.URL()+"/api/extend", s.InstructorKey(), []byte(`{"minutes":"ten"}`)); status != http.StatusBadRequest {
+		t.Errorf("extend by a string: status %d, want 400", status)
+	}
+}
+
+func TestNoHintsInExam(t *testing.T) {
+	plan := testPlan()
+	plan.Exam = true
+	s, _ := startServer(t, t.TempDir(), ServerOptions{Plan: plan})
+	status, body := request(t, "POST", s.URL()+"/api/reveal-hint", s.InstructorKey(), []byte(`{"scenario":"crashloop"}`))
+	if status != http.StatusUnprocessableEntity || !strings.Contains(string(body), "exam") {
+		t.Errorf("reveal hint in an exam: %d %s", status, body)
+	}
+}
+
+// instructorPost calls an instructor endpoint that must succeed and returns the new plan.
+func instructorPost(t *testing.T, s *Server, path string, body any) planState {
+	t.Helper()
+	raw := []byte("{}")
+	if body != nil {
+		raw = mustJSON(t, body)
+	}
+	status, resp := request(t, "POST", s.URL()+path, s.InstructorKey(), raw)
+	if status != http.StatusOK {
+		t.Fatalf("%s: status %d: %s", path, status, resp)
+	}
+	var st planState
+	if err := json.Unmarshal(resp, &st); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return st
+}
+
+func TestUnsafeTokenRefused(t *testing.T) {
+	_, err := NewServer(ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Plan: testPlan(), Token: "a b;rm"})
+	if err == nil || !strings.Contains(err.Error(), "class token must be") {
+		t.Errorf("token with a space and a semicolon: %v", err)
+	}
+}

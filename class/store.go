@@ -1,0 +1,225 @@
+package class
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+var (
+	bucketMeta     = []byte("meta")
+	bucketLearners = []byte("learners")
+	bucketKeys     = []byte("keys")
+	bucketResults  = []byte("results")
+	metaKey        = []byte("class")
+)
+
+var (
+	errNameTaken  = errors.New("name taken")
+	errUnknownKey = errors.New("unknown learner key")
+)
+
+// classMeta is the class itself: kept with the results so a restarted server resumes the same class and clock.
+type classMeta struct {
+	Plan          Plan   `json:"plan"`
+	Token         string `json:"token"`
+	InstructorKey string `json:"instructorKey"`
+}
+
+// learner is a joined learner; only a hash of the key is kept, so a copied data file cannot post as anyone.
+type learner struct {
+	Name     string    `json:"name"`
+	KeyHash  string    `json:"keyHash"`
+	JoinedAt time.Time `json:"joinedAt"`
+}
+
+// store keeps the class in one bbolt file, which also stops two servers from sharing a data directory.
+type store struct{ db *bolt.DB }
+
+func openStore(dir string) (*store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create class data directory %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, "class.db")
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, fmt.Errorf("class data %s is in use by another class server: stop it or use another data directory", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open class data %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, name := range [][]byte{bucketMeta, bucketLearners, bucketKeys, bucketResults} {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("prepare class data %s: %w", path, err)
+	}
+	return &store{db: db}, nil
+}
+
+func (s *store) close() error { return s.db.Close() }
+
+// loadMeta returns the stored class, and false when the data directory is new.
+func (s *store) loadMeta() (classMeta, bool, error) {
+	var m classMeta
+	var found bool
+	err := s.db.View(func(tx *bolt.Tx) error {
+		raw := tx.Bucket(bucketMeta).Get(metaKey)
+		if raw == nil {
+			return nil
+		}
+		found = true
+		return json.Unmarshal(raw, &m)
+	})
+	if err != nil {
+		return classMeta{}, false, fmt.Errorf("read stored class: %w", err)
+	}
+	return m, found, nil
+}
+
+func (s *store) saveMeta(m classMeta) error {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encode class: %w", err)
+	}
+	if err := s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(metaKey, raw) }); err != nil {
+		return fmt.Errorf("save class: %w", err)
+	}
+	return nil
+}
+
+// join registers a new learner and returns a fresh key, or lets a learner back in who presents the key of
+// the name. Names are unique regardless of case, so "Alice" and "alice" are never two rows on the board.
+func (s *store) join(name, presentedKey string, now time.Time) (learner, string, error) {
+	var l learner
+	key := presentedKey
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		learners := tx.Bucket(bucketLearners)
+		id := []byte(strings.ToLower(name))
+		if raw := learners.Get(id); raw != nil {
+			if err := json.Unmarshal(raw, &l); err != nil {
+				return err
+			}
+			if presentedKey == "" || hashKey(presentedKey) != l.KeyHash {
+				return errNameTaken
+			}
+			return nil
+		}
+		key = rand.Text()
+		l = learner{Name: name, KeyHash: hashKey(key), JoinedAt: now}
+		raw, err := json.Marshal(l)
+		if err != nil {
+			return err
+		}
+		if err := learners.Put(id, raw); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketKeys).Put([]byte(l.KeyHash), id)
+	})
+	if errors.Is(err, errNameTaken) {
+		return learner{}, "", err
+	}
+	if err != nil {
+		return learner{}, "", fmt.Errorf("save learner %s: %w", name, err)
+	}
+	return l, key, nil
+}
+
+// learnerByKey finds whose key a request presents.
+func (s *store) learnerByKey(key string) (learner, error) {
+	var l learner
+	err := s.db.View(func(tx *bolt.Tx) error {
+		id := tx.Bucket(bucketKeys).Get([]byte(hashKey(key)))
+		if id == nil {
+			return errUnknownKey
+		}
+		return json.Unmarshal(tx.Bucket(bucketLearners).Get(id), &l)
+	})
+	if errors.Is(err, errUnknownKey) {
+		return learner{}, err
+	}
+	if err != nil {
+		return learner{}, fmt.Errorf("look up learner: %w", err)
+	}
+	return l, nil
+}
+
+// learners lists everyone who joined.
+func (s *store) learners() ([]learner, error) {
+	var all []learner
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketLearners).ForEach(func(_, raw []byte) error {
+			var l learner
+			if err := json.Unmarshal(raw, &l); err != nil {
+				return err
+			}
+			all = append(all, l)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read learners: %w", err)
+	}
+	return all, nil
+}
+
+// addResult appends a result; the sequence number keys keep results in arrival order.
+func (s *store) addResult(r Result) error {
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketResults)
+		seq, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		return b.Put(binary.BigEndian.AppendUint64(nil, seq), raw)
+	})
+	if err != nil {
+		return fmt.Errorf("save result of %s on %s: %w", r.Learner, r.Scenario, err)
+	}
+	return nil
+}
+
+// results returns every stored result in arrival order.
+func (s *store) results() ([]Result, error) {
+	var all []Result
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketResults).ForEach(func(_, raw []byte) error {
+			var r Result
+			if err := json.Unmarshal(raw, &r); err != nil {
+				return err
+			}
+			all = append(all, r)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read results: %w", err)
+	}
+	return all, nil
+}
+
+func hashKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
