@@ -1,0 +1,57 @@
+# lab: the two commands a newcomer needs are `make up` (build, create the cluster, start a scenario) and
+# `make test` (install and start what the tests need, then unit tests, lint, a short fuzz and the e2e suite).
+SHELL := /bin/bash
+GO ?= go
+BIN := bin/lab
+SCENARIO ?= taint-dedicated-node
+E2E_TIMEOUT ?= 85m
+FUZZTIME ?= 15s
+export CGO_ENABLED := 0
+
+.PHONY: build up test prereqs vet unit lint fuzz fuzz-long e2e e2e-seeds bench clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/lab
+
+# The main job: a lab cluster with a scenario started, its task printed.
+up: build
+	@KUBECTL_DIR=$$(hack/prereqs.sh) && export PATH="$$PWD/bin:$$KUBECTL_DIR:$$PATH" && \
+	  $(BIN) cluster create && $(BIN) start $(SCENARIO) && \
+	  echo "Now: export KUBECONFIG=$$($(BIN) cluster status -o json | sed -n 's/.*\"kubeconfig\":\"\([^\"]*\)\".*/\1/p'); fix it; then: $(BIN) check"
+
+# Everything CI runs (.ci/run calls exactly this).
+test: vet unit lint fuzz e2e
+
+prereqs:
+	@hack/prereqs.sh >/dev/null
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v /e2e)
+
+lint: build
+	$(BIN) scenario lint
+
+fuzz:
+	$(GO) test ./scenarios -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
+
+fuzz-long:
+	$(GO) test ./scenarios -run '^$$' -fuzz FuzzParse -fuzztime 10m
+
+# The e2e suite on one real kind cluster; E2E_KEEP_CLUSTER=1 keeps it, E2E_SEED=N replays a variant.
+e2e:
+	@KUBECTL_DIR=$$(hack/prereqs.sh) && export KUBECTL="$$KUBECTL_DIR/kubectl" && \
+	  $(GO) test -count=1 -timeout $(E2E_TIMEOUT) ./e2e/ -ginkgo.v -ginkgo.timeout $(E2E_TIMEOUT) -ginkgo.show-node-events=false $(E2E_FLAGS)
+
+# Every scenario with several seeds (not part of `make test`).
+e2e-seeds:
+	@for s in $${SEEDS:-11 22 33}; do E2E_SEED=$$s E2E_KEEP_CLUSTER=1 $(MAKE) e2e E2E_FLAGS="-ginkgo.label-filter=scenarios" || exit 1; done
+
+bench: build
+	@KUBECTL_DIR=$$(hack/prereqs.sh) && export PATH="$$PWD/bin:$$KUBECTL_DIR:$$PATH" && $(BIN) bench $(BENCH_FLAGS)
+
+clean:
+	rm -rf bin

@@ -1,0 +1,83 @@
+// The e2e suite runs lab, built from this tree, against one real kind cluster: the cluster itself, every error
+// path a learner can hit, and every scenario's round trip (symptom, wrong fixes fail, reference fix passes,
+// reset returns the baseline).
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/cka-lab/lab/e2e/framework"
+	"github.com/cka-lab/lab/kube"
+)
+
+var (
+	lab     *framework.Lab
+	clients *kube.Clients
+	seed    int64
+	timings = newTimings()
+)
+
+func TestE2E(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "lab e2e")
+}
+
+var _ = SynchronizedBeforeSuite(func() []byte { return nil }, func([]byte) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	binDir := filepath.Join(os.TempDir(), "lab-e2e-bin")
+	Expect(os.MkdirAll(binDir, 0o755)).To(Succeed())
+	Expect(os.Chmod(binDir, 0o755)).To(Succeed())
+	bin := framework.Build(binDir)
+	kubectl := framework.Kubectl()
+	Expect(kubectl).NotTo(BeEmpty(), "no kubectl: put one on PATH or set KUBECTL (make test does)")
+	cluster := envOr("E2E_CLUSTER", "lab-e2e")
+	lab = &framework.Lab{
+		Bin: bin, Cluster: cluster,
+		StateDir: envOr("E2E_STATE_DIR", filepath.Join(os.TempDir(), "lab-e2e-state")),
+		PathDirs: []string{binDir, filepath.Dir(kubectl)},
+	}
+	seed = rand.Int64N(100000)
+	if s := os.Getenv("E2E_SEED"); s != "" {
+		var err error
+		seed, err = strconv.ParseInt(s, 10, 64)
+		Expect(err).NotTo(HaveOccurred())
+	}
+	fmt.Printf("e2e: cluster %s, scenario seed %d (replay with E2E_SEED=%d), kubectl %s\n", cluster, seed, seed, kubectl)
+	r := lab.MustRun(ctx, "cluster", "create")
+	timings.add("cluster create", "create", r.Took)
+	fmt.Printf("e2e: lab cluster create took %s\n%s", r.Took.Round(100*time.Millisecond), r.Stdout)
+	var err error
+	clients, err = kube.FromKubeconfig(lab.Kubeconfig())
+	Expect(err).NotTo(HaveOccurred())
+})
+
+var _ = SynchronizedAfterSuite(func() {}, func() {
+	timings.print(os.Stdout)
+	if path := os.Getenv("E2E_TIMINGS"); path != "" {
+		Expect(timings.write(path)).To(Succeed())
+	}
+	if os.Getenv("E2E_KEEP_CLUSTER") == "1" || lab == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	lab.MustRun(ctx, "cluster", "delete")
+})
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,111 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/cka-lab/lab/e2e/framework"
+	"github.com/cka-lab/lab/grader"
+	"github.com/cka-lab/lab/scenarios"
+)
+
+type checkJSON struct {
+	grader.Outcome
+	FinalScore int `json:"finalScore"`
+}
+
+type statusJSON struct {
+	Attempt struct {
+		Seed   int64             `json:"seed"`
+		Values map[string]string `json:"values"`
+	} `json:"attempt"`
+}
+
+type resetJSON struct {
+	Clean   bool  `json:"clean"`
+	Residue []any `json:"residue"`
+}
+
+// Every scenario round-trips on the one shared cluster: start shows the symptom, every wrong fix fails the
+// check with an explanation, the reference solution passes, and reset returns the cluster to its baseline.
+var _ = Describe("scenario round trips", Ordered, Label("scenarios"), func() {
+	cat, err := scenarios.Builtin()
+	if err != nil {
+		panic(err)
+	}
+	for _, sc := range cat.All() {
+		Context(sc.ID, Ordered, Label(sc.ID, sc.Stage), func() {
+			start := func(ctx context.Context) {
+				GinkgoHelper()
+				r := lab.Run(ctx, "start", sc.ID, "--seed", fmt.Sprint(seed))
+				Expect(r.Code).To(Equal(0), "lab start %s --seed %d\n%s", sc.ID, seed, r)
+				Expect(r.Stderr).To(ContainSubstring("Waiting until the symptom is observable"))
+				Expect(r.Stdout).To(ContainSubstring("Task"))
+				timings.add(sc.ID, "start-to-symptom", r.Took)
+			}
+			reset := func(ctx context.Context) {
+				GinkgoHelper()
+				r := lab.Run(ctx, "reset", "-o", "json")
+				Expect(r.Code).To(Equal(0), "lab reset\n%s", r)
+				Expect(framework.JSON[resetJSON](r).Clean).To(BeTrue(), "%s", r)
+				timings.add(sc.ID, "reset", r.Took)
+			}
+			run := func(ctx context.Context, steps []string) {
+				GinkgoHelper()
+				for _, step := range steps {
+					r := lab.Shell(ctx, step)
+					Expect(r.Code).To(Equal(0), "step: %s\n%s", step, r)
+				}
+			}
+			instance := func(ctx context.Context) *scenarios.Instance {
+				GinkgoHelper()
+				st := framework.JSON[statusJSON](lab.MustRun(ctx, "status", "-o", "json"))
+				inst, err := sc.WithValues(st.Attempt.Seed, st.Attempt.Values)
+				Expect(err).NotTo(HaveOccurred())
+				return inst
+			}
+
+			for i, wf := range sc.WrongFixes {
+				It(fmt.Sprintf("fails the wrong fix %q", wf.Name), func(ctx SpecContext) {
+					start(ctx)
+					inst := instance(ctx)
+					run(ctx, inst.WrongFixes[i].Run)
+					r := lab.Run(ctx, "check", "-o", "json")
+					timings.add(sc.ID, "wrong-fix-check", r.Took)
+					Expect(r.Code).To(Equal(1), "a wrong fix must fail the check\n%s", r)
+					out := framework.JSON[checkJSON](r)
+					Expect(out.Passed).To(BeFalse())
+					var failed []string
+					for _, c := range out.Questions[0].Checks {
+						if !c.Passed {
+							Expect(c.Evidence).NotTo(BeEmpty(), "check %q failed without saying why", c.Name)
+							failed = append(failed, c.Name+": "+c.Evidence)
+						}
+					}
+					Expect(failed).NotTo(BeEmpty())
+					AddReportEntry("failed checks", strings.Join(failed, "\n"))
+					reset(ctx)
+				}, SpecTimeout(8*time.Minute))
+			}
+
+			It("passes the reference solution, then resets to the baseline", func(ctx SpecContext) {
+				start(ctx)
+				inst := instance(ctx)
+				t0 := time.Now()
+				run(ctx, inst.Solution)
+				r := lab.Run(ctx, "check", "-o", "json")
+				Expect(r.Code).To(Equal(0), "the reference solution must pass\n%s", r)
+				out := framework.JSON[checkJSON](r)
+				Expect(out.Passed).To(BeTrue())
+				Expect(out.Score).To(Equal(out.Max))
+				timings.add(sc.ID, "fix-to-pass", time.Since(t0))
+				reset(ctx)
+			}, SpecTimeout(8*time.Minute))
+		})
+	}
+})
