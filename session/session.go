@@ -48,6 +48,15 @@ type Attempt struct {
 	Hints       int        `json:"hints"`
 	SawSolution bool       `json:"sawSolution"`
 	LastCheck   *CheckNote `json:"lastCheck,omitempty"`
+	Diagnosis   *Diagnosis `json:"diagnosis,omitempty"`
+}
+
+// Diagnosis is the learner's answer to "where did the Pod stop?", given before fixing.
+type Diagnosis struct {
+	At      time.Time `json:"at"`
+	Stage   string    `json:"stage"`
+	Object  string    `json:"object,omitempty"`
+	Correct bool      `json:"correct"`
 }
 
 // CheckNote is what the attempt keeps of a grade.
