@@ -44,7 +44,7 @@ fuzz-long:
 # The e2e suite on one real kind cluster; E2E_KEEP_CLUSTER=1 keeps it, E2E_SEED=N replays a variant.
 e2e:
 	@KUBECTL_DIR=$$(hack/prereqs.sh) && export KUBECTL="$$KUBECTL_DIR/kubectl" && \
-	  $(GO) test -count=1 -timeout $(E2E_TIMEOUT) ./e2e/ -ginkgo.v -ginkgo.timeout $(E2E_TIMEOUT) -ginkgo.show-node-events=false $(E2E_FLAGS)
+	  $(GO) test -v -count=1 -timeout $(E2E_TIMEOUT) ./e2e/ -ginkgo.v -ginkgo.timeout $(E2E_TIMEOUT) -ginkgo.show-node-events=false $(E2E_FLAGS)
 
 # Every scenario with several seeds (not part of `make test`).
 e2e-seeds:

@@ -33,7 +33,7 @@ type resetJSON struct {
 
 // Every scenario round-trips on the one shared cluster: start shows the symptom, every wrong fix fails the
 // check with an explanation, the reference solution passes, and reset returns the cluster to its baseline.
-var _ = Describe("scenario round trips", Ordered, Label("scenarios"), func() {
+var _ = Describe("scenario round trips", Label("scenarios"), func() {
 	cat, err := scenarios.Builtin()
 	if err != nil {
 		panic(err)

@@ -114,6 +114,9 @@ func ReadOutcome(plan Plan, dir string) (*Outcome, error) {
 					co.Points = pts
 				}
 				co.Evidence, co.Stage = resultOf(s)
+				if !co.Passed && s.Failure.Message != "" && co.Evidence == "" {
+					co.Evidence = s.Failure.Message
+				}
 			}
 			if co.Passed {
 				co.Earned = co.Points
@@ -145,7 +148,7 @@ func resultOf(s types.SpecReport) (string, journey.Stage) {
 			continue
 		}
 		var r Result
-		if json.Unmarshal([]byte(e.Value.AsJSON), &r) == nil {
+		if json.Unmarshal([]byte(e.Value.AsJSON), &r) == nil && (r.OK == (s.State == types.SpecStatePassed)) {
 			return r.Evidence, r.Stage
 		}
 	}

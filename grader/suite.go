@@ -29,6 +29,7 @@ var hold = gcustom.MakeMatcher(func(r Result) (bool, error) { return r.OK, nil }
 // ginkgo's JSON and JUnit reports into dir. Ginkgo runs a suite once per process, so `lab check` runs this in a
 // child process. It returns whether every check passed.
 func Grade(plan Plan, env Env, dir string, color bool) bool {
+	RegisterFailHandler(Fail)
 	for _, q := range plan.Questions {
 		describe(q, env)
 	}

@@ -59,3 +59,17 @@ func TestMemoryPerNodeOverride(t *testing.T) {
 		t.Errorf("an invalid override is ignored: got %d", got)
 	}
 }
+
+func TestParseCapEff(t *testing.T) {
+	eff, err := parseCapEff("CapEff:\t0000003ffeffffff\n")
+	if err != nil || eff&(1<<capSysResource) != 0 {
+		t.Errorf("a host without CAP_SYS_RESOURCE: %x, %v", eff, err)
+	}
+	eff, _ = parseCapEff("CapEff:\t000001ffffffffff\n")
+	if eff&(1<<capSysResource) == 0 {
+		t.Errorf("full set must include CAP_SYS_RESOURCE: %x", eff)
+	}
+	if _, err := parseCapEff("nothing"); err == nil {
+		t.Error("missing CapEff must be an error")
+	}
+}

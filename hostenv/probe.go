@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -23,15 +24,29 @@ func Probe(ctx context.Context, d Docker, image string) (Conditions, error) {
 	c := Conditions{CgroupV1: d.CgroupVersion == "1"}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	// Lowering oom_score_adj is exactly what containerd does for every Pod sandbox.
+	// A privileged container gets what the engine can grant: CAP_SYS_RESOURCE in its effective set is what
+	// containerd inside a node needs to lower a sandbox's oom_score_adj.
 	out, err := exec.CommandContext(ctx, DockerBinary, "run", "--rm", "--privileged", "--network", "none",
-		"--entrypoint", "/bin/sh", image, "-c", "echo -998 > /proc/self/oom_score_adj && echo ok").CombinedOutput()
-	switch {
-	case err == nil && strings.Contains(string(out), "ok"):
-	case strings.Contains(strings.ToLower(string(out)), "permission denied"):
-		c.NoSysResource = true
-	default:
+		"--entrypoint", "/bin/sh", image, "-c", "grep CapEff /proc/self/status").CombinedOutput()
+	if err != nil {
 		return c, fmt.Errorf("probe host with %s: %s: %w", image, strings.TrimSpace(string(out)), err)
 	}
+	eff, err := parseCapEff(string(out))
+	if err != nil {
+		return c, fmt.Errorf("probe host with %s: %w", image, err)
+	}
+	c.NoSysResource = eff&(1<<capSysResource) == 0
 	return c, nil
+}
+
+// capSysResource is CAP_SYS_RESOURCE's bit number (linux/capability.h).
+const capSysResource = 24
+
+func parseCapEff(status string) (uint64, error) {
+	for _, line := range strings.Split(status, "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "CapEff:" {
+			return strconv.ParseUint(f[1], 16, 64)
+		}
+	}
+	return 0, fmt.Errorf("no CapEff in %q", strings.TrimSpace(status))
 }

@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
@@ -38,7 +41,7 @@ func (i *Injector) webhook(ctx context.Context, w *scenarios.WebhookFault) error
 	}
 	objs, err := webhook.Objects(webhook.Params{
 		Name: w.Name, Namespace: w.Namespace, Image: image, Policy: w.Policy, FailurePolicy: fp,
-		NamespaceSelector: w.NamespaceSelector, Certs: certs,
+		NamespaceSelector: w.NamespaceSelector, Certs: certs, Rules: rules(w.Resources),
 	})
 	if err != nil {
 		return err
@@ -62,6 +65,57 @@ func (i *Injector) webhook(ctx context.Context, w *scenarios.WebhookFault) error
 		if err := i.applyTyped(ctx, o); err != nil {
 			return err
 		}
+	}
+	if down {
+		return nil
+	}
+	return i.waitAnswering(ctx, w)
+}
+
+// rules turns "resource[.group]" names into webhook rules; nil keeps the webhook's defaults.
+func rules(resources []string) []admissionregistrationv1.RuleWithOperations {
+	if len(resources) == 0 {
+		return nil
+	}
+	byGroup := map[string][]string{}
+	var groups []string
+	for _, r := range resources {
+		name, group, _ := strings.Cut(r, ".")
+		if _, seen := byGroup[group]; !seen {
+			groups = append(groups, group)
+		}
+		byGroup[group] = append(byGroup[group], name)
+	}
+	scope := admissionregistrationv1.NamespacedScope
+	var out []admissionregistrationv1.RuleWithOperations
+	for _, g := range groups {
+		out = append(out, admissionregistrationv1.RuleWithOperations{
+			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+			Rule:       admissionregistrationv1.Rule{APIGroups: []string{g}, APIVersions: []string{"v1"}, Resources: byGroup[g], Scope: &scope},
+		})
+	}
+	return out
+}
+
+// waitAnswering waits until the API server reaches the webhook: a Service's endpoints become routable a moment
+// after its Pod is ready, and a fault applied before that would fail with "connection refused" instead of the
+// policy's answer. The probe is a dry-run Pod in a namespace the webhook selects.
+func (i *Injector) waitAnswering(ctx context.Context, w *scenarios.WebhookFault) error {
+	nsl, err := i.env.Clients.Kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(w.NamespaceSelector).String()})
+	if err != nil || len(nsl.Items) == 0 {
+		return err
+	}
+	probe := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "lab-webhook-probe", Namespace: nsl.Items[0].Name},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "probe", Image: "lab.local/probe"}}},
+	}
+	var last error
+	err = kube.Poll(ctx, 250*time.Millisecond, waitTimeout, func(ctx context.Context) (bool, error) {
+		_, last = i.env.Clients.Kube.CoreV1().Pods(probe.Namespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return last == nil || !strings.Contains(last.Error(), "failed calling webhook"), nil
+	})
+	if err != nil {
+		return fmt.Errorf("webhook %s does not answer the API server: %v: %w", w.Name, last, err)
 	}
 	return nil
 }

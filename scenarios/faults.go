@@ -88,6 +88,9 @@ type WebhookFault struct {
 	FailurePolicy     string            `yaml:"failurePolicy"`
 	NamespaceSelector map[string]string `yaml:"namespaceSelector"`
 	Replicas          *int32            `yaml:"replicas"`
+	// Resources the webhook reviews on create and update, as resource[.group] ("pods", "deployments.apps");
+	// empty means Pods and every workload that has a Pod template.
+	Resources []string `yaml:"resources"`
 }
 
 // Kind returns the name of the fault kind that is set and how many are set.

@@ -143,8 +143,10 @@ func printOutcome(f *Factory, out *grader.Outcome, hints, score int) {
 			fmt.Fprintf(f.Out, "  %s every handoff passes: the Pod's journey reaches Running + Ready\n", green("PASS"))
 		case q.OverBroad:
 			fmt.Fprintf(f.Out, "  %s the task's checks pass, but the fix went too far: see the checks that must stay true\n", red("FAIL"))
-		default:
+		case q.StoppedAt != "":
 			fmt.Fprintf(f.Out, "  %s the journey still stops at: %s\n", red("FAIL"), q.StoppedAt)
+		default:
+			fmt.Fprintf(f.Out, "  %s see the failing checks above\n", red("FAIL"))
 		}
 	}
 	penalty := ""
