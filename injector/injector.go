@@ -73,12 +73,19 @@ func (i *Injector) Inject(ctx context.Context, f scenarios.Fault) error {
 }
 
 // Revert restores every recorded prior state, newest first, dropping each entry once it is restored, so an
-// interrupted revert resumes where it stopped.
+// interrupted revert resumes where it stopped. Namespaces the scenario created are deleted together at the end
+// (their contents go with them), because waiting for each in turn is most of a reset's time.
 func (i *Injector) Revert(ctx context.Context) error {
+	doomed := i.ledger.createdNamespaces()
+	var pending []string
 	for !i.ledger.Empty() {
 		e := i.ledger.Entries[len(i.ledger.Entries)-1]
 		var err error
 		switch {
+		case e.Object != nil && doomed[e.Object.Namespace]:
+		case e.Object != nil && doomed[e.Object.Name] && isNamespace(e.Object):
+			err = startNamespaceDeletion(ctx, i.env.Clients, e.Object.Name)
+			pending = append(pending, e.Object.Name)
 		case e.Object != nil:
 			err = i.revertObject(ctx, e.Object)
 		case e.Node != nil:
@@ -95,7 +102,7 @@ func (i *Injector) Revert(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return waitNamespacesGone(ctx, i.env.Clients, pending)
 }
 
 func (i *Injector) node(name string) (nodes.Node, error) {

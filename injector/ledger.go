@@ -127,6 +127,19 @@ func (l *Ledger) save() error {
 	return state.WriteFile(l.path, b)
 }
 
+// createdNamespaces are the namespaces that did not exist before the scenario.
+func (l *Ledger) createdNamespaces() map[string]bool {
+	out := map[string]bool{}
+	for _, e := range l.Entries {
+		if e.Object != nil && isNamespace(e.Object) && (len(e.Object.Prior) == 0 || string(e.Object.Prior) == "null") {
+			out[e.Object.Name] = true
+		}
+	}
+	return out
+}
+
+func isNamespace(o *ObjectPrior) bool { return o.Kind == "Namespace" && o.APIVersion == "v1" }
+
 // pop removes the last entry once it has been reverted.
 func (l *Ledger) pop() error {
 	l.Entries = l.Entries[:len(l.Entries)-1]
