@@ -68,6 +68,8 @@ func Evaluate(ctx context.Context, env Env, c scenarios.Check) Result {
 		return env.notClusterAdmin(ctx, c.NotClusterAdmin)
 	case c.NodeFile != nil:
 		return env.nodeFile(ctx, c.NodeFile)
+	case c.NodeExec != nil:
+		return env.nodeExec(ctx, c.NodeExec)
 	case c.Exec != nil:
 		return env.exec(ctx, c.Exec)
 	case c.Custom != nil:

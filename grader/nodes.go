@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -75,6 +76,34 @@ func (e Env) nodeFile(ctx context.Context, c *scenarios.NodeFileCheck) Result {
 			return e.fail("%s on node %s does not contain %q", c.Path, c.Node, c.Contains)
 		}
 		return pass("%s on node %s is as expected", c.Path, c.Node)
+	}
+	return e.fail("no node %s", c.Node)
+}
+
+func (e Env) nodeExec(ctx context.Context, c *scenarios.NodeExecCheck) Result {
+	ns, err := e.Nodes()
+	if err != nil {
+		return e.fail("list nodes: %v", err)
+	}
+	for _, n := range ns {
+		if n.String() != c.Node {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		out, err := injector.NodeRun(ctx, n, c.Command[0], c.Command[1:]...)
+		cmd := fmt.Sprintf("on %s: %s", c.Node, strings.Join(c.Command, " "))
+		switch {
+		case c.Fails && err != nil:
+			return pass("%s fails as expected", cmd)
+		case c.Fails:
+			return e.fail("%s succeeds, want it to fail: %s", cmd, snippet([]byte(out)))
+		case err != nil:
+			return e.fail("%s failed: %s", cmd, snippet([]byte(out)))
+		case !strings.Contains(out, c.Contains):
+			return e.fail("%s printed %q, want %q", cmd, snippet([]byte(out)), c.Contains)
+		}
+		return pass("%s: %s", cmd, snippet([]byte(out)))
 	}
 	return e.fail("no node %s", c.Node)
 }

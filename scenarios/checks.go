@@ -20,6 +20,7 @@ type Check struct {
 	NodeReady       *NodeReadyCheck `yaml:"nodeReady"`
 	NotClusterAdmin *SubjectCheck   `yaml:"notClusterAdmin"`
 	NodeFile        *NodeFileCheck  `yaml:"nodeFile"`
+	NodeExec        *NodeExecCheck  `yaml:"nodeExec"`
 	Exec            *ExecCheck      `yaml:"exec"`
 	Custom          *Custom         `yaml:"custom"`
 }
@@ -136,6 +137,15 @@ type NodeFileCheck struct {
 	Contains string `yaml:"contains"`
 }
 
+// NodeExecCheck runs Command inside a node container (as after `ssh node`) and expects exit 0 and Contains in
+// the output, or a failure with Fails.
+type NodeExecCheck struct {
+	Node     string   `yaml:"node"`
+	Command  []string `yaml:"command"`
+	Contains string   `yaml:"contains"`
+	Fails    bool     `yaml:"fails"`
+}
+
 // ExecCheck runs Command in the first Ready Pod matching the selector and expects exit 0 and Contains in
 // the output (or a failure, with Fails).
 type ExecCheck struct {
@@ -162,7 +172,7 @@ func (c *Check) Kind() (string, int) {
 		{"canI", c.CanI != nil}, {"field", c.Field != nil}, {"exists", c.Exists != nil}, {"absent", c.Absent != nil},
 		{"admission", c.Admission != nil}, {"endpoints", c.Endpoints != nil}, {"http", c.HTTP != nil},
 		{"nodeTaint", c.NodeTaint != nil}, {"nodeReady", c.NodeReady != nil},
-		{"notClusterAdmin", c.NotClusterAdmin != nil}, {"nodeFile", c.NodeFile != nil}, {"exec", c.Exec != nil},
+		{"notClusterAdmin", c.NotClusterAdmin != nil}, {"nodeFile", c.NodeFile != nil}, {"nodeExec", c.NodeExec != nil}, {"exec", c.Exec != nil},
 		{"custom", c.Custom != nil},
 	}
 	name, n := "", 0
