@@ -97,30 +97,18 @@ func want(c *scenarios.FieldCheck) string {
 	return ", want it set"
 }
 
-// jsonPath evaluates a kubectl-style JSONPath; results are joined by spaces and a missing field is "".
+// jsonPath evaluates a kubectl-style JSONPath and prints it as kubectl -o jsonpath does; a missing field
+// prints nothing.
 func jsonPath(obj map[string]any, path string) (string, error) {
 	jp := jsonpath.New("check").AllowMissingKeys(true)
 	if err := jp.Parse(path); err != nil {
 		return "", err
 	}
-	results, err := jp.FindResults(obj)
-	if err != nil {
+	var b strings.Builder
+	if err := jp.Execute(&b, obj); err != nil {
 		return "", err
 	}
-	var parts []string
-	for _, rs := range results {
-		for _, r := range rs {
-			if !r.IsValid() {
-				continue
-			}
-			v := r.Interface()
-			if v == nil {
-				continue
-			}
-			parts = append(parts, fmt.Sprint(v))
-		}
-	}
-	return strings.Join(parts, " "), nil
+	return b.String(), nil
 }
 
 // admission creates the manifest with a server-side dry run: authentication, authorization and every
