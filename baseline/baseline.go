@@ -9,11 +9,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -105,56 +108,79 @@ type Snapshot struct {
 	Units map[string]string `json:"units"`
 }
 
-// Take records the cluster as it is now.
+// Take records the cluster as it is now. Lists and node reads run concurrently: a reset takes one snapshot
+// per round, so its cost is a reset's floor.
 func Take(ctx context.Context, c *kube.Clients, ns []nodes.Node) (*Snapshot, error) {
 	s := &Snapshot{Taken: time.Now().UTC(), Objects: map[string]Object{}, Nodes: map[string]Node{}, Files: map[string]string{}, Units: map[string]string{}}
-	namespaces := map[string]bool{}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
 	for _, t := range tracked {
-		list, err := c.Dynamic.Resource(t.gvr).List(ctx, metav1.ListOptions{})
+		g.Go(func() error {
+			list, err := c.Dynamic.Resource(t.gvr).List(gctx, metav1.ListOptions{})
+			if err != nil {
+				return fmt.Errorf("list %s: %w", t.gvr.Resource, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, u := range list.Items {
+				o := Object{APIVersion: t.gvr.GroupVersion().String(), Kind: t.kind, Namespace: u.GetNamespace(), Name: u.GetName()}
+				if t.content {
+					o.Hash, o.Content = digest(&u)
+				}
+				s.Objects[o.key()] = o
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		nl, err := c.Kube.CoreV1().Nodes().List(gctx, metav1.ListOptions{})
 		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", t.gvr.Resource, err)
+			return err
 		}
-		for _, u := range list.Items {
-			if t.kind == "Namespace" {
-				namespaces[u.GetName()] = true
-			}
-			o := Object{APIVersion: t.gvr.GroupVersion().String(), Kind: t.kind, Namespace: u.GetNamespace(), Name: u.GetName()}
-			if t.content {
-				o.Hash, o.Content = digest(&u)
-			}
-			s.Objects[o.key()] = o
+		mu.Lock()
+		defer mu.Unlock()
+		for _, n := range nl.Items {
+			s.Nodes[n.Name] = Node{Labels: n.Labels, Taints: n.Spec.Taints, Unschedulable: n.Spec.Unschedulable}
 		}
-	}
-	nl, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range nl.Items {
-		s.Nodes[n.Name] = Node{Labels: n.Labels, Taints: n.Spec.Taints, Unschedulable: n.Spec.Unschedulable}
-	}
+		return nil
+	})
 	for _, n := range ns {
-		if err := s.readNode(ctx, n); err != nil {
-			return nil, err
-		}
+		g.Go(func() error {
+			files, units, err := readNode(gctx, n)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			maps.Copy(s.Files, files)
+			maps.Copy(s.Units, units)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Snapshot) readNode(ctx context.Context, n nodes.Node) error {
-	out, err := injector.NodeRun(ctx, n, "sh", "-c", "sha256sum "+nodeFiles+" 2>/dev/null; true")
+// readNode hashes the node's files and reads its units' states in one command inside the node.
+func readNode(ctx context.Context, n nodes.Node) (files, units map[string]string, err error) {
+	script := "sha256sum " + nodeFiles + " 2>/dev/null; for u in " + strings.Join(nodeUnits, " ") + "; do echo unit $u $(systemctl is-active $u); done"
+	out, err := injector.NodeRun(ctx, n, "sh", "-c", script)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
+	files, units = map[string]string{}, map[string]string{}
 	for _, line := range strings.Split(out, "\n") {
-		if f := strings.Fields(line); len(f) == 2 {
-			s.Files[n.String()+":"+f[1]] = f[0]
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 3 && f[0] == "unit":
+			units[n.String()+":"+f[1]] = f[2]
+		case len(f) == 2:
+			files[n.String()+":"+f[1]] = f[0]
 		}
 	}
-	for _, u := range nodeUnits {
-		state, _ := injector.NodeRun(ctx, n, "systemctl", "is-active", u)
-		s.Units[n.String()+":"+u] = strings.TrimSpace(state)
-	}
-	return nil
+	return files, units, nil
 }
 
 // volatile fields change without anyone changing the object (controllers, defaulting); they are not compared.

@@ -1,0 +1,48 @@
+package baseline
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+func snap() *Snapshot {
+	return &Snapshot{
+		Objects: map[string]Object{
+			"ClusterRoleBinding crb": {Kind: "ClusterRoleBinding", Name: "crb", Hash: "h1"},
+			"Namespace default":      {Kind: "Namespace", Name: "default"},
+		},
+		Nodes: map[string]Node{"w": {Labels: map[string]string{"a": "b"}, Taints: []corev1.Taint{{Key: "k", Effect: "NoSchedule"}}}},
+		Files: map[string]string{"w:/etc/cni/net.d/10.conflist": "s1"},
+		Units: map[string]string{"w:kubelet": "active"},
+	}
+}
+
+func TestDiffCleanAndResidue(t *testing.T) {
+	if d := Diff(snap(), snap()); len(d) != 0 {
+		t.Fatalf("identical snapshots differ: %v", d)
+	}
+	live := snap()
+	live.Objects["ClusterRoleBinding crb"] = Object{Kind: "ClusterRoleBinding", Name: "crb", Hash: "h2"}
+	live.Objects["ClusterRoleBinding admin-for-ci"] = Object{Kind: "ClusterRoleBinding", Name: "admin-for-ci"}
+	delete(live.Objects, "Namespace default")
+	live.Nodes["w"] = Node{Labels: map[string]string{"a": "b"}}
+	live.Files["w:/etc/cni/net.d/10.conflist"] = "s2"
+	live.Units["w:kubelet"] = "inactive"
+	var got []string
+	for _, r := range Diff(snap(), live) {
+		got = append(got, r.String())
+	}
+	want := []string{
+		"changed ClusterRoleBinding crb",
+		"missing Namespace default",
+		"extra ClusterRoleBinding admin-for-ci",
+		"changed node w taints: [], baseline [k=:NoSchedule]",
+		"changed file w:/etc/cni/net.d/10.conflist",
+		"changed unit w:kubelet: inactive, baseline active",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("residue:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
