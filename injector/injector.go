@@ -17,6 +17,9 @@ type Env struct {
 	Nodes   func() ([]nodes.Node, error)
 	// Self is the path of the running lab binary: the webhook image is built from it.
 	Self string
+	// SecretsDir is where lab keeps the credentials it makes (the webhook's CA and key), inside its state
+	// directory with 0600 files.
+	SecretsDir string
 }
 
 // Injector applies scenario setup and faults, recording every prior state in its ledger first.

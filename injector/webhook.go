@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/cka-lab/lab/injector/webhook"
 	"github.com/cka-lab/lab/kube"
 	"github.com/cka-lab/lab/scenarios"
+	"github.com/cka-lab/lab/state"
 )
 
 // webhook deploys lab's own admission webhook server: the image is lab's binary, loaded into the nodes
@@ -33,6 +35,9 @@ func (i *Injector) webhook(ctx context.Context, w *scenarios.WebhookFault) error
 	}
 	certs, err := webhook.NewServingCerts(w.Name, w.Namespace, 24*time.Hour)
 	if err != nil {
+		return err
+	}
+	if err := i.keep(w.Name, certs); err != nil {
 		return err
 	}
 	fp := admissionregistrationv1.Fail
@@ -70,6 +75,20 @@ func (i *Injector) webhook(ctx context.Context, w *scenarios.WebhookFault) error
 		return nil
 	}
 	return i.waitAnswering(ctx, w)
+}
+
+// keep writes the webhook's CA, certificate and key into lab's state directory, the only place outside the
+// cluster they exist, so an instructor can inspect them and nothing leaks to /tmp.
+func (i *Injector) keep(name string, c webhook.Certs) error {
+	if i.env.SecretsDir == "" {
+		return nil
+	}
+	for file, data := range map[string][]byte{"ca.crt": c.CAPEM, "tls.crt": c.CertPEM, "tls.key": c.KeyPEM} {
+		if err := state.WriteFile(filepath.Join(i.env.SecretsDir, name, file), data); err != nil {
+			return fmt.Errorf("keep webhook credentials: %w", err)
+		}
+	}
+	return nil
 }
 
 // rules turns "resource[.group]" names into webhook rules; nil keeps the webhook's defaults.

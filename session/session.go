@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/cka-lab/lab/baseline"
@@ -80,8 +81,10 @@ type Session struct {
 }
 
 func (s *Session) env() injector.Env {
-	return injector.Env{Clients: s.Cluster.Clients, Nodes: s.Cluster.Nodes, Self: s.Self}
+	return injector.Env{Clients: s.Cluster.Clients, Nodes: s.Cluster.Nodes, Self: s.Self, SecretsDir: s.secretsDir()}
 }
+
+func (s *Session) secretsDir() string { return s.Store.Path(s.Cluster.Name, "secrets") }
 
 func (s *Session) injector() (*injector.Injector, error) {
 	l, err := injector.OpenLedger(s.Store.Path(s.Cluster.Name, ledgerFile))
@@ -91,17 +94,35 @@ func (s *Session) injector() (*injector.Injector, error) {
 	return injector.New(s.env(), l), nil
 }
 
-// Current returns the attempt in progress, nil when there is none.
+// Current returns the attempt in progress, nil when there is none. What is graded (scenario, seed, values)
+// comes from the cluster's record; the local file adds the learner's history (hints, times).
 func (s *Session) Current() (*Attempt, error) {
-	var a Attempt
-	err := s.Store.Read(s.Cluster.Name, attemptFile, &a)
-	if errors.Is(err, state.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
+	return s.CurrentContext(context.Background())
+}
+
+// CurrentContext is Current with a context for the cluster read.
+func (s *Session) CurrentContext(ctx context.Context) (*Attempt, error) {
+	var local Attempt
+	err := s.Store.Read(s.Cluster.Name, attemptFile, &local)
+	if err != nil && !errors.Is(err, state.ErrNotFound) {
 		return nil, err
 	}
-	return &a, nil
+	rec, recErr := s.readRecord(ctx)
+	if recErr != nil {
+		return nil, recErr
+	}
+	switch {
+	case rec == nil && err != nil:
+		return nil, nil
+	case rec == nil:
+		return &local, nil
+	case err != nil:
+		// The local file is gone (another machine's state, or deleted): the cluster still knows.
+		rec.Phase = PhaseActive
+		return rec, nil
+	}
+	local.Scenario, local.Seed, local.Values = rec.Scenario, rec.Seed, rec.Values
+	return &local, nil
 }
 
 // Instance rebuilds the attempt's scenario instance from the catalogue and the recorded values.
@@ -132,6 +153,9 @@ func (s *Session) Start(ctx context.Context, sc *scenarios.Scenario, seed int64)
 	}
 	a := &Attempt{Scenario: sc.ID, Seed: seed, Values: inst.Values, Phase: PhaseStarting, Created: time.Now().UTC()}
 	if err := s.Store.Write(s.Cluster.Name, attemptFile, a); err != nil {
+		return nil, err
+	}
+	if err := s.writeRecord(ctx, a); err != nil {
 		return nil, err
 	}
 	if err := s.breakCluster(ctx, inst); err != nil {
@@ -225,7 +249,7 @@ func (s *Session) TakeBaseline(ctx context.Context) error {
 }
 
 func (s *Session) resetIfNeeded(ctx context.Context) error {
-	a, err := s.Current()
+	a, err := s.CurrentContext(ctx)
 	if err != nil {
 		return err
 	}
@@ -260,6 +284,12 @@ func (s *Session) Reset(ctx context.Context) ([]baseline.Residue, error) {
 		if err := s.Status.Step("Reverting the scenario's changes", func() error { return inj.Revert(ctx) }); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.deleteRecord(ctx); err != nil {
+		return nil, err
+	}
+	if err := os.RemoveAll(s.secretsDir()); err != nil {
+		return nil, err
 	}
 	var base baseline.Snapshot
 	if err := s.Store.Read(s.Cluster.Name, baselineFile, &base); err != nil {
