@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -143,6 +144,7 @@ func NewProvider(opts ...ProviderOption) *Provider {
 var (
 	ErrNoCluster = errors.New("no such cluster")
 	ErrNotLab    = errors.New("not a lab cluster")
+	ErrStopped   = errors.New("node containers stopped")
 )
 
 // NotLabError names a cluster lab refuses to touch and why.
@@ -187,6 +189,12 @@ func (p *Provider) Get(ctx context.Context, name string) (*Cluster, error) {
 	}
 	if recErr != nil {
 		return nil, recErr
+	}
+	if stopped, err := stoppedNodes(ctx, name); err != nil {
+		return nil, err
+	} else if len(stopped) > 0 {
+		return nil, fmt.Errorf("lab cluster %q has stopped node containers (%s), as after a Docker restart: "+
+			"run `lab cluster create --name %s` to start them again: %w", name, strings.Join(stopped, ", "), name, ErrStopped)
 	}
 	c, err := p.connect(rec)
 	if err != nil {

@@ -104,11 +104,28 @@ func (p *Provider) reuse(ctx context.Context, name string, o CreateOptions) (*Cl
 	if err := p.store.Read(name, recordFile, &rec); err == nil && rec.Phase == PhaseCreating {
 		return nil, errHalfMade
 	}
+	if stopped, err := stoppedNodes(ctx, name); err != nil {
+		return nil, err
+	} else if len(stopped) > 0 && rec.Phase == PhaseReady {
+		if err := p.status.Step("Starting stopped node containers", func() error { return startNodes(ctx, stopped) }); err != nil {
+			return nil, err
+		}
+	}
 	var c *Cluster
-	if err := p.status.Step(fmt.Sprintf("Reusing lab cluster %q", name), func() (err error) {
-		c, err = p.Get(ctx, name)
-		return err
+	if err := p.status.Step(fmt.Sprintf("Reusing lab cluster %q", name), func() error {
+		// The API server of a node that was just started needs a moment before it answers.
+		return kube.Poll(ctx, time.Second, o.Wait, func(ctx context.Context) (bool, error) {
+			var err error
+			c, err = p.Get(ctx, name)
+			if errors.Is(err, ErrNotLab) || errors.Is(err, ErrNoCluster) {
+				return false, err
+			}
+			return err == nil, nil
+		})
 	}); err != nil {
+		if c == nil {
+			_, err = p.Get(ctx, name)
+		}
 		return nil, err
 	}
 	if err := p.finish(ctx, c, o); err != nil {

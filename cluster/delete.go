@@ -44,7 +44,7 @@ func (p *Provider) Delete(ctx context.Context, name string) error {
 type Status struct {
 	Name       string       `json:"name"`
 	ID         string       `json:"id,omitempty"`
-	State      string       `json:"state"` // Running, NotRunning, Missing, NotLab
+	State      string       `json:"state"` // Running, Stopped, NotRunning, Missing, NotLab
 	Message    string       `json:"message,omitempty"`
 	Kubeconfig string       `json:"kubeconfig,omitempty"`
 	NodeImage  string       `json:"nodeImage,omitempty"`
@@ -69,6 +69,13 @@ func (p *Provider) Status(ctx context.Context, name string) Status {
 		return st
 	case errors.Is(err, ErrNotLab):
 		st.State, st.Message = "NotLab", err.Error()
+		return st
+	case errors.Is(err, ErrStopped):
+		var rec Record
+		if p.store.Read(name, recordFile, &rec) == nil {
+			st.ID, st.Kubeconfig, st.NodeImage = rec.ID, rec.Kubeconfig, rec.NodeImage
+		}
+		st.State, st.Message = "Stopped", err.Error()
 		return st
 	case err != nil:
 		var rec Record

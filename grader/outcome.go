@@ -64,7 +64,7 @@ func RunChild(ctx context.Context, self string, plan Plan, dir string, extraEnv 
 	if err := os.WriteFile(planFile, b, 0o600); err != nil {
 		return nil, err
 	}
-	logFile, err := os.Create(filepath.Join(dir, "ginkgo.log"))
+	logFile, err := os.OpenFile(filepath.Join(dir, "ginkgo.log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -74,6 +74,10 @@ func RunChild(ctx context.Context, self string, plan Plan, dir string, extraEnv 
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Env = append(os.Environ(), extraEnv...)
 	runErr := cmd.Run()
+	// Ginkgo writes its reports world-readable; lab's state stays private.
+	for _, f := range []string{JSONReport, JUnitReport} {
+		_ = os.Chmod(filepath.Join(dir, f), 0o600)
+	}
 	out, err := ReadOutcome(plan, dir)
 	if err != nil {
 		return nil, fmt.Errorf("grade (see %s): %v: %w", logFile.Name(), runErr, err)

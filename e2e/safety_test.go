@@ -1,0 +1,131 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/cka-lab/lab/e2e/framework"
+)
+
+// Safety: an interrupted or concurrent lab leaves a cluster `lab reset` repairs, lab's files stay private,
+// and grading reads the cluster, not files a learner can edit.
+var _ = Describe("safety and reliability", Ordered, Label("safety"), func() {
+	expectClean := func(ctx context.Context) {
+		GinkgoHelper()
+		r := lab.Run(ctx, "reset", "-o", "json")
+		Expect(r.Code).To(Equal(0), "%s", r)
+		Expect(framework.JSON[resetJSON](r).Clean).To(BeTrue(), "%s", r)
+	}
+
+	It("recovers from a start interrupted at any point, by signal or kill", func(ctx SpecContext) {
+		for _, c := range []struct {
+			after time.Duration
+			sig   syscall.Signal
+		}{{300 * time.Millisecond, syscall.SIGINT}, {1500 * time.Millisecond, syscall.SIGTERM}, {3 * time.Second, syscall.SIGINT}, {2 * time.Second, syscall.SIGKILL}} {
+			By("interrupting `lab start` after " + c.after.String() + " with " + c.sig.String())
+			cmd := lab.Command(ctx, nil, "start", "cni-plugin-missing", "--seed", "3")
+			Expect(cmd.Start()).To(Succeed())
+			time.Sleep(c.after)
+			Expect(cmd.Process.Signal(c.sig)).To(Succeed())
+			_ = cmd.Wait()
+			st := lab.Run(ctx, "status")
+			Expect(st.Code).To(Equal(0), "%s", st)
+			Expect(st.Stdout).To(Or(ContainSubstring("no scenario running"), ContainSubstring("run `lab reset`"), ContainSubstring("Phase:     active")), "%s", st)
+			expectClean(ctx)
+			Expect(lab.MustRun(ctx, "status").Stdout).To(ContainSubstring("no scenario running"))
+		}
+	}, SpecTimeout(10*time.Minute))
+
+	It("lets only one command change the cluster at a time", func(ctx SpecContext) {
+		first := lab.Command(ctx, nil, "start", "webhook-require-limits", "--seed", "4")
+		Expect(first.Start()).To(Succeed())
+		time.Sleep(time.Second)
+		second := lab.Run(ctx, "reset")
+		Expect(second.Code).NotTo(Equal(0), "%s", second)
+		Expect(second.Stderr).To(MatchRegexp(`cluster \S+ is busy: pid \d+ \(.*lab start webhook-require-limits`))
+		Expect(first.Wait()).To(Succeed())
+		expectClean(ctx)
+	}, SpecTimeout(5*time.Minute))
+
+	It("keeps its files private: 0600 in a 0700 state directory, webhook credentials included", func(ctx SpecContext) {
+		lab.MustRun(ctx, "start", "webhook-require-limits", "--seed", "4")
+		secrets := filepath.Join(lab.StateDir, "clusters", lab.Cluster, "secrets")
+		Expect(filepath.Join(secrets, "resource-policy", "tls.key")).To(BeAnExistingFile())
+		Expect(filepath.WalkDir(lab.StateDir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			want := fs.FileMode(0o600)
+			if d.IsDir() {
+				want = 0o700
+			}
+			if info.Mode().Perm() != want {
+				return &fs.PathError{Op: "mode " + info.Mode().Perm().String(), Path: path, Err: fs.ErrPermission}
+			}
+			return nil
+		})).To(Succeed())
+		expectClean(ctx)
+		Expect(secrets).NotTo(BeADirectory())
+	})
+
+	It("grades the cluster's record of the attempt, not the local file", func(ctx SpecContext) {
+		lab.MustRun(ctx, "start", "readiness-probe-wrong-path", "--seed", "2")
+		file := filepath.Join(lab.StateDir, "clusters", lab.Cluster, "attempt.json")
+		b, err := os.ReadFile(file)
+		Expect(err).NotTo(HaveOccurred())
+		var a map[string]any
+		Expect(json.Unmarshal(b, &a)).To(Succeed())
+		// Point the local record at the healthy kube-system namespace and CoreDNS.
+		a["values"] = map[string]string{"ns": "kube-system", "app": "kube-dns", "path": "/"}
+		b, _ = json.Marshal(a)
+		Expect(os.WriteFile(file, b, 0o600)).To(Succeed())
+		r := lab.Run(ctx, "check", "-o", "json", "--wait", "2s")
+		Expect(r.Code).To(Equal(1), "%s", r)
+		Expect(r.Stdout).NotTo(ContainSubstring("kube-system"))
+		expectClean(ctx)
+	})
+
+	It("does not pass a workload recreated under the same name without doing the work", func(ctx SpecContext) {
+		lab.MustRun(ctx, "start", "readiness-probe-wrong-path", "--seed", "2")
+		st := framework.JSON[statusJSON](lab.MustRun(ctx, "status", "-o", "json"))
+		ns, app := st.Attempt.Values["ns"], st.Attempt.Values["app"]
+		r := lab.Shell(ctx, "kubectl -n "+ns+" delete deployment "+app+" && kubectl -n "+ns+" create deployment "+app+" --image=busybox:1.36 --replicas=2 -- sleep 3600")
+		Expect(r.Code).To(Equal(0), "%s", r)
+		r = lab.Run(ctx, "check", "-o", "json", "--wait", "20s")
+		Expect(r.Code).To(Equal(1), "%s", r)
+		expectClean(ctx)
+	})
+
+	It("is idempotent: a second reset is clean too", func(ctx SpecContext) {
+		expectClean(ctx)
+		expectClean(ctx)
+	})
+
+	It("detects stopped node containers and recovers them with `lab cluster create`", func(ctx SpecContext) {
+		worker := lab.Cluster + "-worker"
+		out, err := exec.CommandContext(ctx, "docker", "stop", worker).CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "%s", out)
+		r := lab.Run(ctx, "status")
+		Expect(r.Code).NotTo(Equal(0))
+		Expect(r.Stderr).To(ContainSubstring("has stopped node containers (" + worker + ")"))
+		Expect(r.Stderr).To(ContainSubstring("lab cluster create"))
+		st := lab.Run(ctx, "cluster", "status")
+		Expect(st.Stdout).To(ContainSubstring("State:    Stopped"))
+		lab.MustRun(ctx, "cluster", "create")
+		Expect(lab.MustRun(ctx, "cluster", "status").Stdout).To(ContainSubstring("State:    Running"))
+		expectClean(ctx)
+	}, SpecTimeout(8*time.Minute))
+})
