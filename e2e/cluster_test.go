@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -186,3 +187,22 @@ spec:
   - name: data
     persistentVolumeClaim: {claimName: data}
 `
+
+var _ = Describe("cluster lifecycle", Label("cluster", "lifecycle"), func() {
+	It("creates and deletes a lab cluster twice in a row", func(ctx SpecContext) {
+		const name = "lab-e2e-twice"
+		for round := 1; round <= 2; round++ {
+			By(fmt.Sprintf("round %d", round))
+			r := lab.Run(ctx, "cluster", "create", "--name", name)
+			Expect(r.Code).To(Equal(0), "%s", r)
+			Expect(r.Stdout).To(ContainSubstring(`Created lab cluster "` + name + `"`))
+			timings.add("cluster create", "create", r.Took)
+			st := lab.MustRun(ctx, "cluster", "status", "--name", name)
+			Expect(st.Stdout).To(ContainSubstring("State:    Running"))
+			r = lab.Run(ctx, "cluster", "delete", "--name", name)
+			Expect(r.Code).To(Equal(0), "%s", r)
+			st = lab.Run(ctx, "cluster", "status", "--name", name)
+			Expect(st.Stdout).To(ContainSubstring("State:    Missing"))
+		}
+	}, SpecTimeout(15*time.Minute))
+})
