@@ -74,44 +74,58 @@ func EnsureAllLocal(ctx context.Context, refs []string) error {
 }
 
 // LoadIntoNodes loads refs from the local Docker into every node that lacks them (or has another build under
-// the same name). Images are saved once and imported into the nodes concurrently.
+// the same name). Images the same nodes need are saved into one archive, imported into those nodes
+// concurrently: a fresh cluster gets one `docker save` and one import per node.
 func LoadIntoNodes(ctx context.Context, ns []nodes.Node, refs []string) error {
+	groups := map[string][]string{}
+	members := map[string][]nodes.Node{}
+	var order []string
 	for _, ref := range refs {
 		id := LocalID(ctx, ref)
 		if id == "" {
 			return &MissingError{Ref: ref, PullErr: "not present", Provider: HowToProvide}
 		}
 		var need []nodes.Node
+		var key []string
 		for _, n := range ns {
 			if got, err := nodeutils.ImageID(n, ref); err != nil || got != id {
 				need = append(need, n)
+				key = append(key, n.String())
 			}
 		}
 		if len(need) == 0 {
 			continue
 		}
-		if err := loadArchive(ctx, need, ref); err != nil {
+		k := strings.Join(key, ",")
+		if _, seen := groups[k]; !seen {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], ref)
+		members[k] = need
+	}
+	for _, k := range order {
+		if err := loadArchive(ctx, members[k], groups[k]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func loadArchive(ctx context.Context, ns []nodes.Node, ref string) error {
-	f, err := os.CreateTemp("", "lab-image-*.tar")
+func loadArchive(ctx context.Context, ns []nodes.Node, refs []string) error {
+	f, err := os.CreateTemp("", "lab-images-*.tar")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
-	save := exec.CommandContext(ctx, "docker", "save", ref)
+	save := exec.CommandContext(ctx, "docker", append([]string{"save"}, refs...)...)
 	save.Stdout = f
 	var stderr strings.Builder
 	save.Stderr = &stderr
 	if err := save.Run(); err != nil {
-		return fmt.Errorf("docker save %s: %s: %w", ref, firstLine(stderr.String()), err)
+		return fmt.Errorf("docker save %s: %s: %w", strings.Join(refs, " "), firstLine(stderr.String()), err)
 	}
-	return LoadArchiveFile(ctx, ns, f.Name(), ref)
+	return LoadArchiveFile(ctx, ns, f.Name(), strings.Join(refs, ", "))
 }
 
 // LoadArchiveFile imports an image archive (docker save or OCI tarball) into the nodes concurrently.
