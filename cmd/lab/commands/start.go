@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"time"
 
@@ -17,8 +18,14 @@ import (
 	"github.com/cka-lab/lab/session"
 )
 
-// lockWait is how long a command waits for another lab command on the same cluster.
-const lockWait = 10 * time.Second
+// lockWait is how long a command waits for another lab command on the same cluster: $LAB_LOCK_WAIT (a
+// duration), else 10s.
+func lockWait() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("LAB_LOCK_WAIT")); err == nil && d >= 0 {
+		return d
+	}
+	return 10 * time.Second
+}
 
 type startOptions struct {
 	seed    int64
@@ -91,7 +98,7 @@ func lockedSession(ctx context.Context, f *Factory) (*session.Session, func(), e
 	if err != nil {
 		return nil, nil, err
 	}
-	lock, err := st.LockCluster(ctx, f.ClusterName, lockWait)
+	lock, err := st.LockCluster(ctx, f.ClusterName, lockWait())
 	if err != nil {
 		return nil, nil, err
 	}
