@@ -1,0 +1,90 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"time"
+
+	"github.com/cka-lab/lab/scenarios"
+)
+
+// warm measures, on one warm cluster, each scenario's start (until the symptom is observed), check on a fixed
+// and converged cluster, and reset, several times each.
+func (b *Bench) warm(ctx context.Context, cat *scenarios.Catalog, cluster string) (resets []float64, err error) {
+	for _, id := range b.o.Scenarios {
+		sc, err := cat.Get(id)
+		if err != nil {
+			return nil, err
+		}
+		var starts, checks, rs []float64
+		for i := range b.o.Runs {
+			if err := b.status.Step(fmt.Sprintf("%s run %d/%d", id, i+1, b.o.Runs), func() error {
+				took, _, err := b.lab(ctx, cluster, "start", id, "--seed", fmt.Sprint(i+1))
+				if err != nil {
+					return err
+				}
+				starts = append(starts, seconds(took))
+				inst, err := b.current(ctx, cluster, sc)
+				if err != nil {
+					return err
+				}
+				if err := b.solve(ctx, cluster, inst.Solution); err != nil {
+					return err
+				}
+				// The first check waits for the cluster to converge; the second measures check itself.
+				if _, _, err := b.lab(ctx, cluster, "check"); err != nil {
+					return err
+				}
+				took, _, err = b.lab(ctx, cluster, "check", "--wait", "0s")
+				if err != nil {
+					return err
+				}
+				checks = append(checks, seconds(took))
+				took, _, err = b.lab(ctx, cluster, "reset")
+				rs = append(rs, seconds(took))
+				return err
+			}); err != nil {
+				return nil, err
+			}
+		}
+		b.report.add(id+": start until the symptom is observed", "s", starts)
+		b.report.add(id+": check on a fixed cluster", "s", checks)
+		b.report.add(id+": reset", "s", rs)
+		resets = append(resets, rs...)
+	}
+	return resets, nil
+}
+
+// current is the started attempt's instance, with the values lab chose on the cluster.
+func (b *Bench) current(ctx context.Context, cluster string, sc *scenarios.Scenario) (*scenarios.Instance, error) {
+	_, out, err := b.lab(ctx, cluster, "status", "-o", "json")
+	if err != nil {
+		return nil, err
+	}
+	var st struct {
+		Attempt struct {
+			Seed   int64             `json:"seed"`
+			Values map[string]string `json:"values"`
+		} `json:"attempt"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		return nil, fmt.Errorf("read lab status: %w", err)
+	}
+	return sc.WithValues(st.Attempt.Seed, st.Attempt.Values)
+}
+
+func (b *Bench) solve(ctx context.Context, cluster string, steps []string) error {
+	for _, step := range steps {
+		stepCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+		cmd := exec.CommandContext(stepCtx, "bash", "-eo", "pipefail", "-c", step)
+		cmd.Env = b.env(cluster)
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil {
+			return fmt.Errorf("solution step %q: %w\n%s", step, err, tail(string(out)))
+		}
+	}
+	return nil
+}
