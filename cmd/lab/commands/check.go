@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cka-lab/lab/grader"
+	"github.com/cka-lab/lab/history"
 	"github.com/cka-lab/lab/scenarios"
 	"github.com/cka-lab/lab/session"
 )
@@ -69,11 +70,13 @@ func (o *checkOptions) run(ctx context.Context, f *Factory) error {
 	if err != nil {
 		return err
 	}
-	score := max(out.Score-a.Hints*HintCost, 0)
-	a.LastCheck = &session.CheckNote{At: time.Now().UTC(), Passed: out.Passed, Score: score, Max: out.Max}
+	bonus := diagnosisBonus(a)
+	score, maxScore := max(out.Score-a.Hints*HintCost, 0)+bonus, out.Max+bonus
+	a.LastCheck = &session.CheckNote{At: time.Now().UTC(), Passed: out.Passed, Score: score, Max: maxScore}
 	if err := sess.Save(a); err != nil {
 		return err
 	}
+	recordHistory(f, attemptRecord(history.EventCheck, a, inst.Stage))
 	if o.junit != "" {
 		if err := copyFile(out.JUnitReport, o.junit); err != nil {
 			return err
@@ -82,13 +85,15 @@ func (o *checkOptions) run(ctx context.Context, f *Factory) error {
 	if o.output == "json" {
 		if err := json.NewEncoder(f.Out).Encode(struct {
 			*grader.Outcome
-			Hints      int `json:"hints"`
-			FinalScore int `json:"finalScore"`
-		}{out, a.Hints, score}); err != nil {
+			Hints          int `json:"hints"`
+			DiagnosisBonus int `json:"diagnosisBonus"`
+			FinalScore     int `json:"finalScore"`
+			FinalMax       int `json:"finalMax"`
+		}{out, a.Hints, bonus, score, maxScore}); err != nil {
 			return err
 		}
 	} else {
-		printOutcome(f, out, a.Hints, score)
+		printOutcome(f, out, a, score, maxScore)
 	}
 	if !out.Passed {
 		return &ExitError{Code: 1, Silent: true, Err: errors.New("not passed")}
@@ -116,7 +121,7 @@ func currentInstance(f *Factory, sess *session.Session) (*session.Attempt, *scen
 	return a, inst, err
 }
 
-func printOutcome(f *Factory, out *grader.Outcome, hints, score int) {
+func printOutcome(f *Factory, out *grader.Outcome, a *session.Attempt, score, maxScore int) {
 	green, red, dim := color.New(color.FgGreen).SprintFunc(), color.New(color.FgRed).SprintFunc(), color.New(color.Faint).SprintFunc()
 	for _, q := range out.Questions {
 		fmt.Fprintf(f.Out, "\n%s\n", q.Title)
@@ -150,14 +155,16 @@ func printOutcome(f *Factory, out *grader.Outcome, hints, score int) {
 		}
 	}
 	penalty := ""
-	if hints > 0 {
-		penalty = fmt.Sprintf(" (%d/%d minus %d for %d hint(s))", out.Score, out.Max, hints*HintCost, hints)
+	if a.Hints > 0 {
+		penalty = fmt.Sprintf(" (%d/%d minus %d for %d hint(s))", out.Score, out.Max, a.Hints*HintCost, a.Hints)
 	}
 	pct := 0
-	if out.Max > 0 {
-		pct = score * 100 / out.Max
+	if maxScore > 0 {
+		pct = score * 100 / maxScore
 	}
-	fmt.Fprintf(f.Out, "\nScore: %d/%d (%d%%)%s\n", score, out.Max, pct, penalty)
+	fmt.Fprintln(f.Out)
+	printDiagnosis(f.Out, a)
+	fmt.Fprintf(f.Out, "Score: %d/%d (%d%%)%s\n", score, maxScore, pct, penalty)
 	fmt.Fprintf(f.ErrOut, "%s\n", dim("reports: "+strings.Join([]string{out.JSONReport, out.JUnitReport}, " ")))
 }
 

@@ -124,10 +124,11 @@ shows an exam-style task, and grades your fix with checks against the live clust
   lab check                   # grade your fix`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			if _, ok := os.LookupEnv("NO_COLOR"); ok {
 				color.NoColor = true
 			}
+			return examGuard(f, cmd)
 		},
 	}
 	root.SetOut(out)
@@ -141,6 +142,8 @@ shows an exam-style task, and grades your fix with checks against the live clust
 		newClusterCmd(f), newImagesCmd(f), newListCmd(f), newStartCmd(f), newCheckCmd(f), newResetCmd(f),
 		newStatusCmd(f), newHintCmd(f), newSolutionCmd(f), newSSHCmd(f), newScenarioCmd(f),
 		newWebhookCmd(), newGradeCmd(f),
+		newDiagnoseCmd(f), newExplainCmd(f), newStopCmd(f), newExamCmd(f), newProgressCmd(f), newDrillCmd(f),
+		newBenchCmd(f),
 	)
 	return root
 }

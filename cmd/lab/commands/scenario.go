@@ -23,6 +23,8 @@ type listRow struct {
 	Difficulty string `json:"difficulty"`
 	TimeLimit  string `json:"timeLimit"`
 	Weight     int    `json:"weight"`
+	// Best is the learner's best result from their history.
+	Best *bestJSON `json:"best,omitempty"`
 }
 
 func newListCmd(f *Factory) *cobra.Command {
@@ -50,24 +52,25 @@ func newListCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			best := bestResults(f)
 			var rows []listRow
 			for _, s := range cat.All() {
 				if (stage == "" || s.Stage == stage) && (difficulty == "" || s.Difficulty == difficulty) {
-					rows = append(rows, listRow{s.ID, s.Title, s.Stage, s.Difficulty, shortDuration(s.TimeLimit.Duration), s.Weight})
+					rows = append(rows, listRow{s.ID, s.Title, s.Stage, s.Difficulty, shortDuration(s.TimeLimit.Duration), s.Weight, best[s.ID]})
 				}
 			}
 			if output == "json" {
 				return json.NewEncoder(f.Out).Encode(rows)
 			}
 			t := newTable(f.Out)
-			t.AppendHeader(row("STAGE", "ID", "DIFFICULTY", "TIME", "TITLE"))
+			t.AppendHeader(row("STAGE", "ID", "DIFFICULTY", "TIME", "BEST", "TITLE"))
 			last := ""
 			for _, r := range rows {
 				st := ""
 				if r.Stage != last {
 					st, last = r.Stage, r.Stage
 				}
-				t.AppendRow(row(st, r.ID, r.Difficulty, r.TimeLimit, r.Title))
+				t.AppendRow(row(st, r.ID, r.Difficulty, r.TimeLimit, r.Best, r.Title))
 			}
 			t.Render()
 			return nil

@@ -1,0 +1,195 @@
+package commands
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/fatih/color"
+	"github.com/spf13/cobra"
+
+	"github.com/cka-lab/lab/journey"
+	"github.com/cka-lab/lab/scenarios"
+	"github.com/cka-lab/lab/session"
+)
+
+// DiagnosisBonus is what a correct first diagnosis adds to both the score and its maximum in `lab check`.
+const DiagnosisBonus = 1
+
+type diagnoseOptions struct {
+	output string
+	stage  journey.Stage
+	object string
+}
+
+type diagnoseJSON struct {
+	Stage    string `json:"stage"`
+	Object   string `json:"object,omitempty"`
+	Correct  bool   `json:"correct"`
+	Recorded bool   `json:"recorded"`
+	Answer   struct {
+		Stage  string `json:"stage"`
+		Object string `json:"object,omitempty"`
+	} `json:"answer"`
+}
+
+func newDiagnoseCmd(f *Factory) *cobra.Command {
+	o := &diagnoseOptions{}
+	c := &cobra.Command{
+		Use:   "diagnose STAGE [KIND/NAME]",
+		Short: fmt.Sprintf("Name where the Pod's journey stopped, before fixing it (a right first answer is worth +%d)", DiagnosisBonus),
+		Long: `diagnose records your answer to "where did the Pod stop?": the stage of the journey, and optionally
+the object that blocks it. Stages accept common aliases (rbac, cni, image, pvc, ...); objects accept
+kubectl's short kinds (deploy/web, cm/app-config, pvc/data, vwc/policy). Only your first diagnosis of an
+attempt counts; later ones are answered but not recorded. ` + "`lab check`" + ` adds the bonus to the score.`,
+		Example: `  lab diagnose scheduling
+  lab diagnose runtime deploy/web
+  lab diagnose admission vwc/resource-policy -o json`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.complete(args); err != nil {
+				return err
+			}
+			return o.run(cmd, f)
+		},
+	}
+	c.Flags().StringVarP(&o.output, "output", "o", "", "output format: json")
+	return c
+}
+
+func (o *diagnoseOptions) complete(args []string) error {
+	if err := validateOutput(o.output); err != nil {
+		return err
+	}
+	st, err := journey.ParseStage(args[0])
+	if err != nil {
+		return err
+	}
+	o.stage = st
+	if len(args) == 2 {
+		kind, name, ok := strings.Cut(args[1], "/")
+		if !ok || kind == "" || name == "" {
+			return fmt.Errorf("name the object as KIND/NAME, e.g. deployment/web or cm/app-config, got %q", args[1])
+		}
+		o.object = normalKind(kind) + "/" + strings.ToLower(name)
+	}
+	return nil
+}
+
+func (o *diagnoseOptions) run(cmd *cobra.Command, f *Factory) error {
+	sess, err := f.Session(cmd.Context())
+	if err != nil {
+		return err
+	}
+	a, inst, err := currentInstance(f, sess)
+	if err != nil {
+		return err
+	}
+	d := session.Diagnosis{At: time.Now().UTC(), Stage: string(o.stage), Object: o.object, Correct: o.correct(inst)}
+	first := a.Diagnosis == nil
+	if first {
+		a.Diagnosis = &d
+		if err := sess.Save(a); err != nil {
+			return err
+		}
+	}
+	if o.output == "json" {
+		out := diagnoseJSON{Stage: d.Stage, Object: d.Object, Correct: d.Correct, Recorded: first}
+		out.Answer.Stage, out.Answer.Object = inst.Stage, inst.Diagnosis.Object
+		return json.NewEncoder(f.Out).Encode(out)
+	}
+	o.print(f.Out, inst)
+	if !first {
+		prev := a.Diagnosis
+		fmt.Fprintf(f.Out, "Not recorded: your first diagnosis (%s at %s, %s) is the one that counts.\n",
+			strings.TrimSpace(prev.Stage+" "+prev.Object), prev.At.Local().Format("15:04"), verdict(prev.Correct))
+	}
+	return nil
+}
+
+// correct: the stage must match, and so must the object when one is named.
+func (o *diagnoseOptions) correct(inst *scenarios.Instance) bool {
+	if string(o.stage) != inst.Stage {
+		return false
+	}
+	return o.object == "" || inst.Diagnosis.Object == "" || sameObject(o.object, inst.Diagnosis.Object)
+}
+
+func (o *diagnoseOptions) print(w io.Writer, inst *scenarios.Instance) {
+	green, red := paint(w, color.FgGreen), paint(w, color.FgRed)
+	want := journey.Stage(inst.Stage)
+	blocker := ""
+	if inst.Diagnosis.Object != "" {
+		blocker = fmt.Sprintf("; %s blocks it", inst.Diagnosis.Object)
+	}
+	switch {
+	case o.correct(inst):
+		fmt.Fprintf(w, "%s Right: the journey stops at %s%s.\n", green("✓"), want.Title(), blocker)
+	case o.stage == want:
+		fmt.Fprintf(w, "%s The stage is right (%s), but the object is not: %s blocks it, not %s.\n", red("✗"), want.Title(), inst.Diagnosis.Object, o.object)
+	default:
+		fmt.Fprintf(w, "%s Wrong: you said %s; the journey stops at %s%s.\n", red("✗"), o.stage.Title(), want.Title(), blocker)
+	}
+}
+
+func verdict(correct bool) string {
+	if correct {
+		return "right"
+	}
+	return "wrong"
+}
+
+// diagnosisBonus is the attempt's diagnosis credit.
+func diagnosisBonus(a *session.Attempt) int {
+	if a.Diagnosis != nil && a.Diagnosis.Correct {
+		return DiagnosisBonus
+	}
+	return 0
+}
+
+// printDiagnosis is `lab check`'s line about the diagnosis, when there is one.
+func printDiagnosis(w io.Writer, a *session.Attempt) {
+	if a.Diagnosis == nil {
+		return
+	}
+	fmt.Fprintf(w, "Diagnosis: %s (%s, +%d)\n", a.Diagnosis.Stage, map[bool]string{true: "correct", false: "wrong"}[a.Diagnosis.Correct], diagnosisBonus(a))
+}
+
+// sameObject compares KIND/NAME references the way kubectl resolves them: kinds by short name, plural or
+// group-qualified form, names case-insensitively.
+func sameObject(a, b string) bool {
+	ak, an, _ := strings.Cut(a, "/")
+	bk, bn, _ := strings.Cut(b, "/")
+	return normalKind(ak) == normalKind(bk) && strings.EqualFold(an, bn)
+}
+
+// kubectlShortNames are the short names kubectl's discovery reports for built-in kinds.
+var kubectlShortNames = map[string]string{
+	"cm": "configmap", "cj": "cronjob", "csr": "certificatesigningrequest", "deploy": "deployment",
+	"ds": "daemonset", "ep": "endpoints", "ev": "event", "hpa": "horizontalpodautoscaler", "ing": "ingress",
+	"limits": "limitrange", "mwc": "mutatingwebhookconfiguration", "netpol": "networkpolicy", "no": "node",
+	"ns": "namespace", "pc": "priorityclass", "pdb": "poddisruptionbudget", "po": "pod", "pv": "persistentvolume",
+	"pvc": "persistentvolumeclaim", "quota": "resourcequota", "rs": "replicaset", "sa": "serviceaccount",
+	"sc": "storageclass", "sts": "statefulset", "svc": "service", "vwc": "validatingwebhookconfiguration",
+	"endpoints": "endpoints",
+}
+
+// normalKind turns a kind as typed (Deployment, deployments.apps, deploy) into its lower-case singular.
+func normalKind(k string) string {
+	k = strings.ToLower(strings.TrimSpace(k))
+	k, _, _ = strings.Cut(k, ".")
+	if full, ok := kubectlShortNames[k]; ok {
+		return full
+	}
+	switch {
+	case strings.HasSuffix(k, "sses"):
+		return strings.TrimSuffix(k, "es")
+	case strings.HasSuffix(k, "ies"):
+		return strings.TrimSuffix(k, "ies") + "y"
+	case strings.HasSuffix(k, "s") && !strings.HasSuffix(k, "ss"):
+		return strings.TrimSuffix(k, "s")
+	}
+	return k
+}

@@ -1,0 +1,93 @@
+package commands
+
+import (
+	"testing"
+
+	"github.com/cka-lab/lab/journey"
+	"github.com/cka-lab/lab/scenarios"
+	"github.com/cka-lab/lab/session"
+)
+
+func TestSameObject(t *testing.T) {
+	for _, tc := range []struct {
+		typed, want string
+		same        bool
+	}{
+		{"deploy/web", "deployment/web", true},
+		{"Deployment/WEB", "deployment/web", true},
+		{"deployments.apps/web", "deployment/web", true},
+		{"rs/web-5d9", "replicaset/web-5d9", true},
+		{"cm/app-content", "configmap/app-content", true},
+		{"configmaps/app-content", "configmap/app-content", true},
+		{"pvc/data", "persistentvolumeclaim/data", true},
+		{"sa/deployer", "serviceaccount/deployer", true},
+		{"svc/web", "service/web", true},
+		{"vwc/resource-policy", "validatingwebhookconfiguration/resource-policy", true},
+		{"validatingwebhookconfigurations.admissionregistration.k8s.io/resource-policy", "validatingwebhookconfiguration/resource-policy", true},
+		{"no/lab-worker", "node/lab-worker", true},
+		{"nodes/lab-worker", "node/lab-worker", true},
+		{"netpol/deny", "networkpolicy/deny", true},
+		{"networkpolicies/deny", "networkpolicy/deny", true},
+		{"sc/standard", "storageclasses/standard", true},
+		{"ing/web", "ingresses/web", true},
+		{"ep/web", "endpoints/web", true},
+		{"role/deployer", "role/deployer", true},
+		{"rolebinding/deployer", "role/deployer", false},
+		{"deploy/web", "deployment/api", false},
+		{"pod/web", "deployment/web", false},
+	} {
+		if got := sameObject(tc.typed, tc.want); got != tc.same {
+			t.Errorf("sameObject(%q, %q) = %t, want %t", tc.typed, tc.want, got, tc.same)
+		}
+	}
+}
+
+func instanceWith(stage, object string) *scenarios.Instance {
+	return &scenarios.Instance{Scenario: &scenarios.Scenario{Stage: stage, Diagnosis: scenarios.Diagnosis{Object: object}}}
+}
+
+func TestDiagnosisCorrect(t *testing.T) {
+	inst := instanceWith("runtime", "deployment/web")
+	for _, tc := range []struct {
+		args    []string
+		correct bool
+	}{
+		{[]string{"runtime"}, true},
+		{[]string{"image"}, true},
+		{[]string{"CRI", "deploy/web"}, true},
+		{[]string{"runtime", "deploy/api"}, false},
+		{[]string{"scheduling"}, false},
+		{[]string{"scheduling", "deploy/web"}, false},
+	} {
+		o := &diagnoseOptions{}
+		if err := o.complete(tc.args); err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if got := o.correct(inst); got != tc.correct {
+			t.Errorf("diagnose %v: correct=%t, want %t", tc.args, got, tc.correct)
+		}
+	}
+}
+
+func TestDiagnoseRejectsBadInput(t *testing.T) {
+	for _, args := range [][]string{{"nowhere"}, {"runtime", "web"}, {"runtime", "deploy/"}} {
+		if err := (&diagnoseOptions{}).complete(args); err == nil {
+			t.Errorf("diagnose %v: want an error", args)
+		}
+	}
+}
+
+func TestDiagnosisBonus(t *testing.T) {
+	a := &session.Attempt{}
+	if diagnosisBonus(a) != 0 {
+		t.Error("no diagnosis earns nothing")
+	}
+	a.Diagnosis = &session.Diagnosis{Stage: string(journey.Runtime)}
+	if diagnosisBonus(a) != 0 {
+		t.Error("a wrong diagnosis earns nothing")
+	}
+	a.Diagnosis.Correct = true
+	if diagnosisBonus(a) != DiagnosisBonus {
+		t.Error("a correct diagnosis earns the bonus")
+	}
+}

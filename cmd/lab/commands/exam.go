@@ -1,0 +1,236 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cka-lab/lab/exam"
+	"github.com/cka-lab/lab/scenarios"
+	"github.com/cka-lab/lab/session"
+)
+
+type examOptions struct {
+	duration  time.Duration
+	questions int
+	seed      int64
+	hasSeed   bool
+	only      []string
+}
+
+func newExamCmd(f *Factory) *cobra.Command {
+	o := &examOptions{}
+	c := &cobra.Command{
+		Use:   "exam",
+		Short: "Sit an exam drill: several scenarios broken at once on one cluster, one clock, graded together",
+		Long: `exam breaks the cluster for a set of questions across the journey's stages at once, each in its own
+namespace and with its own weight, and starts one clock. Faults are independent: at most one question
+changes anything beyond its namespaces (a node, a webhook), a question that changes a worker needs another
+worker for the others' Pods (lab cluster create --workers 2), and no two questions share a namespace.
+Move between questions with next and prev (the time on each is measured), flag the ones to revisit,
+and grade when done; when time runs out, the next lab command grades. A question earns its weight in
+proportion to the task checks it passes, and nothing if the fix broke what the task protects; the exam
+passes at the CKA's ` + fmt.Sprint(exam.PassMark) + `% of the total weight. Hints, check and solution are not available
+during an exam.`,
+		Example: `  lab exam                              # up to 16 questions, 120 minutes
+  lab exam --duration 30m --questions 4 --seed 7
+  lab exam --scenarios bad-image-tag,readiness-probe-wrong-path
+  lab exam next; lab exam flag; lab exam status
+  lab exam grade --junit exam.xml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.hasSeed = cmd.Flags().Changed("seed")
+			scs, err := o.validate(f)
+			if err != nil {
+				return err
+			}
+			return o.run(cmd.Context(), f, scs)
+		},
+	}
+	c.Flags().DurationVar(&o.duration, "duration", 120*time.Minute, "time for the whole exam")
+	c.Flags().IntVar(&o.questions, "questions", 16, "how many questions, at most (the catalogue may offer fewer independent ones)")
+	c.Flags().Int64Var(&o.seed, "seed", 0, "seed for the choice of questions and their variants (random when unset)")
+	c.Flags().StringSliceVar(&o.only, "scenarios", nil, "exactly these scenarios, in this order (comma-separated ids)")
+	c.AddCommand(newExamMoveCmd(f, "next", 1), newExamMoveCmd(f, "prev", -1), newExamFlagCmd(f), newExamStatusCmd(f),
+		newExamGradeCmd(f), newExamStopCmd(f))
+	return c
+}
+
+func (o *examOptions) validate(f *Factory) ([]*scenarios.Scenario, error) {
+	if o.duration < time.Minute || o.duration > 24*time.Hour {
+		return nil, fmt.Errorf("--duration must be between 1m and 24h, got %s", o.duration)
+	}
+	if o.questions < 1 || o.questions > 100 {
+		return nil, fmt.Errorf("--questions must be between 1 and 100, got %d", o.questions)
+	}
+	cat, err := f.Catalog()
+	if err != nil {
+		return nil, err
+	}
+	var scs []*scenarios.Scenario
+	for _, id := range o.only {
+		sc, err := cat.Get(id)
+		if err != nil {
+			return nil, err
+		}
+		scs = append(scs, sc)
+	}
+	if len(scs) == 0 {
+		scs = cat.All()
+	}
+	return scs, nil
+}
+
+func (o *examOptions) run(ctx context.Context, f *Factory, pool []*scenarios.Scenario) error {
+	if !o.hasSeed {
+		o.seed = rand.Int64N(1_000_000)
+	}
+	cat, err := f.Catalog()
+	if err != nil {
+		return err
+	}
+	if err := ensureCluster(ctx, f, cat); err != nil {
+		return err
+	}
+	sess, unlock, err := lockedSession(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if e, err := sess.Exam(); err != nil {
+		return err
+	} else if e != nil && e.Phase != session.PhaseGraded {
+		return fmt.Errorf("an exam is already on cluster %s (%s): `lab exam status` shows it, `lab exam stop` ends it", sess.Cluster.Name, e.Phase)
+	}
+	fmt.Fprintf(f.ErrOut, "Starting an exam on cluster %s (seed %d, %s)\n", sess.Cluster.Name, o.seed, shortDuration(o.duration))
+	choose := func(r scenarios.Resolver) ([]*scenarios.Instance, error) {
+		var sel *exam.Selection
+		var err error
+		if len(o.only) > 0 {
+			sel, err = exam.SelectThese(pool, o.seed, r)
+		} else {
+			sel, err = exam.Select(pool, o.questions, o.seed, r)
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range sel.Skipped {
+			sess.Status.Info("  left out: %s", s)
+		}
+		if len(o.only) == 0 && len(sel.Questions) < o.questions {
+			sess.Status.Info("The catalogue offers %d independent questions; the exam has %d.", len(sel.Questions), len(sel.Questions))
+		}
+		return sel.Questions, nil
+	}
+	e, insts, err := sess.StartMany(ctx, choose, o.seed, o.duration)
+	if err != nil {
+		return err
+	}
+	printExamOverview(f.Out, e, insts)
+	printQuestion(f.Out, e, insts, sess.Cluster.Kubeconfig)
+	return nil
+}
+
+// examSession is a locked session with the cluster's running exam and its instances.
+func examSession(ctx context.Context, f *Factory) (*session.Session, *session.Exam, []*scenarios.Instance, func(), error) {
+	sess, unlock, err := lockedSession(ctx, f)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	e, insts, err := loadExam(f, sess)
+	if err == nil {
+		err = requireRunning(sess, e)
+	}
+	if err != nil {
+		unlock()
+		return nil, nil, nil, nil, err
+	}
+	return sess, e, insts, unlock, nil
+}
+
+// loadExam reads the exam on the session's cluster; an error when there is none.
+func loadExam(f *Factory, sess *session.Session) (*session.Exam, []*scenarios.Instance, error) {
+	e, err := sess.Exam()
+	if err != nil {
+		return nil, nil, err
+	}
+	if e == nil {
+		return nil, nil, fmt.Errorf("no exam on cluster %s: start one with `lab exam`", sess.Cluster.Name)
+	}
+	cat, err := f.Catalog()
+	if err != nil {
+		return nil, nil, err
+	}
+	insts, err := sess.ExamInstances(cat, e)
+	return e, insts, err
+}
+
+func requireRunning(sess *session.Session, e *session.Exam) error {
+	switch e.Phase {
+	case session.PhaseActive:
+		return nil
+	case session.PhaseGraded:
+		return fmt.Errorf("the exam on cluster %s has ended: `lab exam status` shows its report, `lab exam stop` resets the cluster", sess.Cluster.Name)
+	}
+	return fmt.Errorf("the exam on cluster %s did not finish starting (%s): run `lab exam stop` to restore the cluster", sess.Cluster.Name, e.Phase)
+}
+
+func newExamMoveCmd(f *Factory, name string, step int) *cobra.Command {
+	return &cobra.Command{
+		Use:     name,
+		Short:   fmt.Sprintf("Go to the %s question and show its task (the clock moves with you)", map[int]string{1: "next", -1: "previous"}[step]),
+		Example: "  lab exam " + name,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sess, e, insts, unlock, err := examSession(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			defer unlock()
+			e.Go(e.Current+step, time.Now().UTC())
+			if err := sess.SaveExam(e); err != nil {
+				return err
+			}
+			printQuestion(f.Out, e, insts, sess.Cluster.Kubeconfig)
+			return nil
+		},
+	}
+}
+
+func newExamFlagCmd(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:     "flag [QUESTION]",
+		Short:   "Flag a question to come back to, or unflag it (the current one by default)",
+		Example: "  lab exam flag\n  lab exam flag 3",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n := 0
+			if len(args) == 1 {
+				if _, err := fmt.Sscanf(args[0], "%d", &n); err != nil || n < 1 {
+					return fmt.Errorf("QUESTION is a question number such as 3, got %q", args[0])
+				}
+			}
+			sess, e, _, unlock, err := examSession(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			defer unlock()
+			i := e.Current
+			if n > 0 {
+				if n > len(e.Questions) {
+					return fmt.Errorf("the exam has %d questions, not %d", len(e.Questions), n)
+				}
+				i = n - 1
+			}
+			e.Questions[i].Flagged = !e.Questions[i].Flagged
+			if err := sess.SaveExam(e); err != nil {
+				return err
+			}
+			fmt.Fprintf(f.Out, "Question %d %s.\n", i+1, map[bool]string{true: "flagged", false: "unflagged"}[e.Questions[i].Flagged])
+			return nil
+		},
+	}
+}

@@ -1,0 +1,107 @@
+package exam
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/cka-lab/lab/grader"
+)
+
+// PassMark is the CKA's pass mark, in percent of the total weight.
+const PassMark = 66
+
+// Question is what the exam knows about one question besides its grade.
+type Question struct {
+	Number   int
+	Scenario string
+	Stage    string
+	Weight   int
+	Flagged  bool
+	Spent    time.Duration
+}
+
+// QuestionReport is one graded question.
+type QuestionReport struct {
+	Number   int    `json:"number"`
+	Scenario string `json:"scenario"`
+	Title    string `json:"title"`
+	Stage    string `json:"stage"`
+	Weight   int    `json:"weight"`
+	Passed   bool   `json:"passed"`
+	// Score and Max are the grader's points for every check; TaskScore and TaskMax only the task's checks.
+	Score     int  `json:"score"`
+	Max       int  `json:"max"`
+	TaskScore int  `json:"taskScore"`
+	TaskMax   int  `json:"taskMax"`
+	OverBroad bool `json:"overBroad"`
+	// Credit is the share of the weight earned.
+	Credit    float64  `json:"credit"`
+	StoppedAt string   `json:"stoppedAt,omitempty"`
+	Failing   []string `json:"failing,omitempty"`
+	Flagged   bool     `json:"flagged"`
+	Seconds   float64  `json:"seconds"`
+}
+
+// Report is a graded exam.
+type Report struct {
+	Exam      string           `json:"exam"`
+	Graded    time.Time        `json:"graded"`
+	Percent   float64          `json:"percent"`
+	PassMark  int              `json:"passMark"`
+	Passed    bool             `json:"passed"`
+	Weight    int              `json:"weight"`
+	Credit    float64          `json:"credit"`
+	Seconds   float64          `json:"seconds"`
+	Questions []QuestionReport `json:"questions"`
+}
+
+// Score grades an exam from the grader's outcome. A question earns its weight in proportion to the task
+// checks it passes, as the CKA gives partial credit; a failed collateral check (a fix that broke what the task
+// protects, or went too far) earns it nothing, and the collateral checks never earn credit on their own, so an
+// untouched question scores 0 however much of the cluster it left intact.
+func Score(id string, qs []Question, out *grader.Outcome, used time.Duration, now time.Time) Report {
+	byID := map[string]grader.QuestionOutcome{}
+	if out != nil {
+		for _, q := range out.Questions {
+			byID[q.ID] = q
+		}
+	}
+	rep := Report{Exam: id, Graded: now.UTC(), PassMark: PassMark, Seconds: used.Seconds()}
+	for _, q := range qs {
+		qr := QuestionReport{Number: q.Number, Scenario: q.Scenario, Stage: q.Stage, Weight: q.Weight, Flagged: q.Flagged, Seconds: q.Spent.Seconds()}
+		o, ok := byID[q.Scenario]
+		if !ok {
+			qr.Failing = []string{"not graded"}
+		} else {
+			qr.fill(o)
+		}
+		rep.Weight += q.Weight
+		rep.Credit += qr.Credit
+		rep.Questions = append(rep.Questions, qr)
+	}
+	if rep.Weight > 0 {
+		rep.Percent = math.Round(1000*rep.Credit/float64(rep.Weight)) / 10
+	}
+	rep.Passed = rep.Percent >= PassMark
+	return rep
+}
+
+func (qr *QuestionReport) fill(o grader.QuestionOutcome) {
+	qr.Title, qr.Passed, qr.Score, qr.Max, qr.OverBroad = o.Title, o.Passed, o.Score, o.Max, o.OverBroad
+	qr.StoppedAt = string(o.StoppedAt)
+	collateralFailed := false
+	for _, c := range o.Checks {
+		if c.Group == grader.GroupChecks {
+			qr.TaskScore += c.Earned
+			qr.TaskMax += c.Points
+		}
+		if !c.Passed {
+			collateralFailed = collateralFailed || c.Group == grader.GroupCollateral
+			qr.Failing = append(qr.Failing, fmt.Sprintf("%s: %s", c.Name, c.Evidence))
+		}
+	}
+	if qr.TaskMax > 0 && !collateralFailed {
+		qr.Credit = float64(qr.Weight) * float64(qr.TaskScore) / float64(qr.TaskMax)
+	}
+}
