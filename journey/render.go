@@ -45,6 +45,11 @@ func Render(w io.Writer, r Result, useColor bool) {
 	for _, h := range r.Handoffs {
 		renderHandoff(w, p, h, width, r.Evidence)
 	}
+	if r.Stopped == "" && noPod(r) {
+		// An RBAC or admission task ends at the API server: claiming a Running Pod would be false.
+		fmt.Fprintln(w, p.ok.Sprint("request accepted (no Pod in this task)"))
+		return
+	}
 	if r.Stopped == "" {
 		fmt.Fprintln(w, p.ok.Sprint("Running + Ready"))
 		return
@@ -79,4 +84,14 @@ func renderHandoff(w io.Writer, p palette, h Handoff, width int, evidence string
 	default:
 		fmt.Fprintln(w, "  "+p.dim.Sprint("· "+title+pad+"not reached"))
 	}
+}
+
+// noPod reports a journey whose Pod stages were all skipped because no Pod takes part.
+func noPod(r Result) bool {
+	for _, h := range r.Handoffs {
+		if h.Stage.Index() >= Scheduling.Index() && h.Status != Skipped {
+			return false
+		}
+	}
+	return len(r.Handoffs) > 0
 }

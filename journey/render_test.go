@@ -88,3 +88,19 @@ func TestRenderColour(t *testing.T) {
 		}
 	}
 }
+
+func TestRenderNoPodJourney(t *testing.T) {
+	var r Result
+	for _, s := range Stages() {
+		st := Passed
+		if s.Index() >= Scheduling.Index() {
+			st = Skipped
+		}
+		r.Handoffs = append(r.Handoffs, Handoff{Stage: s, Status: st})
+	}
+	var b strings.Builder
+	Render(&b, r, false)
+	if !strings.HasSuffix(b.String(), "request accepted (no Pod in this task)\n") || strings.Contains(b.String(), "Running + Ready") {
+		t.Errorf("a journey without a Pod must not end Running + Ready:\n%s", b.String())
+	}
+}
