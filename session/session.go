@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/cka-lab/lab/baseline"
@@ -348,4 +349,19 @@ func (s *Session) sweep(ctx context.Context, base *baseline.Snapshot) ([]baselin
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// keepChecks is how many grading runs' reports a cluster keeps.
+const keepChecks = 20
+
+// CheckDir returns a new directory for one grading run's reports, removing all but the newest keepChecks.
+func (s *Session) CheckDir() string {
+	root := filepath.Join(s.Store.ClusterDir(s.Cluster.Name), "checks")
+	if entries, err := os.ReadDir(root); err == nil && len(entries) >= keepChecks {
+		// Names are UTC timestamps, so name order is age order.
+		for _, e := range entries[:len(entries)-keepChecks+1] {
+			_ = os.RemoveAll(filepath.Join(root, e.Name()))
+		}
+	}
+	return filepath.Join(root, time.Now().UTC().Format("20060102T150405.000"))
 }

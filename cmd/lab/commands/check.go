@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -60,7 +59,7 @@ func (o *checkOptions) run(ctx context.Context, f *Factory) error {
 		return err
 	}
 	plan := grader.Plan{Cluster: sess.Cluster.Name, Questions: []grader.Question{grader.QuestionFor(inst, o.wait)}}
-	dir := filepath.Join(sess.Store.ClusterDir(sess.Cluster.Name), "checks", time.Now().UTC().Format("20060102T150405.000"))
+	dir := sess.CheckDir()
 	var out *grader.Outcome
 	err = f.Status().Step(fmt.Sprintf("Grading %s (waiting up to %s for the cluster to settle)", inst.ID, plan.Questions[0].Settle), func() error {
 		var err error
