@@ -57,6 +57,10 @@ var tracked = []struct {
 	{schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, "PersistentVolumeClaim", true, false},
 }
 
+// extrasOnly kinds are compared for what was added only: the cluster deletes its own in time (approved
+// CertificateSigningRequests are garbage-collected after an hour).
+var extrasOnly = map[string]bool{"CertificateSigningRequest": true}
+
 // nodeFiles are the files on every node that node-level faults touch; their hashes are compared.
 const nodeFiles = `/etc/kubernetes/manifests/* /etc/cni/net.d/* /opt/cni/bin/* /var/lib/kubelet/config.yaml /etc/kubernetes/kubelet.conf /etc/containerd/config.toml`
 
@@ -71,6 +75,7 @@ type Object struct {
 	Name       string          `json:"name"`
 	Hash       string          `json:"hash,omitempty"`
 	Content    json.RawMessage `json:"content,omitempty"`
+	ExtrasOnly bool            `json:"extrasOnly,omitempty"`
 }
 
 func (o Object) key() string { return o.Kind + " " + o.ref() }
@@ -123,7 +128,7 @@ func Take(ctx context.Context, c *kube.Clients, ns []nodes.Node) (*Snapshot, err
 			mu.Lock()
 			defer mu.Unlock()
 			for _, u := range list.Items {
-				o := Object{APIVersion: t.gvr.GroupVersion().String(), Kind: t.kind, Namespace: u.GetNamespace(), Name: u.GetName()}
+				o := Object{APIVersion: t.gvr.GroupVersion().String(), Kind: t.kind, Namespace: u.GetNamespace(), Name: u.GetName(), ExtrasOnly: extrasOnly[t.kind]}
 				if t.content {
 					o.Hash, o.Content = digest(&u)
 				}
@@ -222,6 +227,7 @@ func Diff(base, live *Snapshot) []Residue {
 		b := base.Objects[k]
 		l, ok := live.Objects[k]
 		switch {
+		case !ok && (b.ExtrasOnly || extrasOnly[b.Kind]):
 		case !ok:
 			out = append(out, Residue{What: "missing", Target: k})
 		case b.Hash != l.Hash:

@@ -10,8 +10,9 @@ import (
 func snap() *Snapshot {
 	return &Snapshot{
 		Objects: map[string]Object{
-			"ClusterRoleBinding crb": {Kind: "ClusterRoleBinding", Name: "crb", Hash: "h1"},
-			"Namespace default":      {Kind: "Namespace", Name: "default"},
+			"ClusterRoleBinding crb":          {Kind: "ClusterRoleBinding", Name: "crb", Hash: "h1"},
+			"Namespace default":               {Kind: "Namespace", Name: "default"},
+			"CertificateSigningRequest csr-1": {Kind: "CertificateSigningRequest", Name: "csr-1", ExtrasOnly: true},
 		},
 		Nodes: map[string]Node{"w": {Labels: map[string]string{"a": "b"}, Taints: []corev1.Taint{{Key: "k", Effect: "NoSchedule"}}}},
 		Files: map[string]string{"w:/etc/cni/net.d/10.conflist": "s1"},
@@ -27,6 +28,7 @@ func TestDiffCleanAndResidue(t *testing.T) {
 	live.Objects["ClusterRoleBinding crb"] = Object{Kind: "ClusterRoleBinding", Name: "crb", Hash: "h2"}
 	live.Objects["ClusterRoleBinding admin-for-ci"] = Object{Kind: "ClusterRoleBinding", Name: "admin-for-ci"}
 	delete(live.Objects, "Namespace default")
+	delete(live.Objects, "CertificateSigningRequest csr-1")
 	live.Nodes["w"] = Node{Labels: map[string]string{"a": "b"}}
 	live.Files["w:/etc/cni/net.d/10.conflist"] = "s2"
 	live.Units["w:kubelet"] = "inactive"
