@@ -223,7 +223,7 @@ func (r Residue) String() string {
 // Diff lists what differs between base and live; objects of kinds kept by name only are compared by name.
 func Diff(base, live *Snapshot) []Residue {
 	var out []Residue
-	for _, k := range sortedKeys(base.Objects) {
+	for _, k := range slices.Sorted(maps.Keys(base.Objects)) {
 		b := base.Objects[k]
 		l, ok := live.Objects[k]
 		switch {
@@ -234,12 +234,12 @@ func Diff(base, live *Snapshot) []Residue {
 			out = append(out, Residue{What: "changed", Target: k})
 		}
 	}
-	for _, k := range sortedKeys(live.Objects) {
+	for _, k := range slices.Sorted(maps.Keys(live.Objects)) {
 		if _, ok := base.Objects[k]; !ok {
 			out = append(out, Residue{What: "extra", Target: k})
 		}
 	}
-	for _, name := range sortedKeys(base.Nodes) {
+	for _, name := range slices.Sorted(maps.Keys(base.Nodes)) {
 		b, l := base.Nodes[name], live.Nodes[name]
 		if !equalMaps(b.Labels, l.Labels) {
 			out = append(out, Residue{What: "changed", Target: "node " + name + " labels"})
@@ -251,19 +251,19 @@ func Diff(base, live *Snapshot) []Residue {
 			out = append(out, Residue{What: "changed", Target: "node " + name + " schedulability"})
 		}
 	}
-	for _, k := range sortedKeys(base.Files) {
+	for _, k := range slices.Sorted(maps.Keys(base.Files)) {
 		if l, ok := live.Files[k]; !ok {
 			out = append(out, Residue{What: "missing", Target: "file " + k})
 		} else if l != base.Files[k] {
 			out = append(out, Residue{What: "changed", Target: "file " + k})
 		}
 	}
-	for _, k := range sortedKeys(live.Files) {
+	for _, k := range slices.Sorted(maps.Keys(live.Files)) {
 		if _, ok := base.Files[k]; !ok {
 			out = append(out, Residue{What: "extra", Target: "file " + k})
 		}
 	}
-	for _, k := range sortedKeys(base.Units) {
+	for _, k := range slices.Sorted(maps.Keys(base.Units)) {
 		if live.Units[k] != base.Units[k] {
 			out = append(out, Residue{What: "changed", Target: "unit " + k, Detail: live.Units[k] + ", baseline " + base.Units[k]})
 		}
@@ -281,13 +281,4 @@ func equalMaps(a, b map[string]string) bool {
 		}
 	}
 	return true
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

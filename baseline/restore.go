@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -25,13 +26,13 @@ import (
 func Restore(ctx context.Context, c *kube.Clients, base, live *Snapshot) error {
 	var errs []error
 	// Namespaces first: deleting one removes everything in it, which the per-object pass would do slowly.
-	for _, k := range sortedKeys(live.Objects) {
+	for _, k := range slices.Sorted(maps.Keys(live.Objects)) {
 		o := live.Objects[k]
 		if _, ok := base.Objects[k]; !ok && o.Kind == "Namespace" {
 			errs = append(errs, injector.DeleteNamespace(ctx, c, o.Name))
 		}
 	}
-	for _, k := range sortedKeys(live.Objects) {
+	for _, k := range slices.Sorted(maps.Keys(live.Objects)) {
 		o := live.Objects[k]
 		if _, ok := base.Objects[k]; ok || o.Kind == "Namespace" || o.Namespace != "" && !base.hasNamespace(o.Namespace) {
 			continue
@@ -41,7 +42,7 @@ func Restore(ctx context.Context, c *kube.Clients, base, live *Snapshot) error {
 		}
 		errs = append(errs, c.Delete(ctx, stub(o)))
 	}
-	for _, k := range sortedKeys(base.Objects) {
+	for _, k := range slices.Sorted(maps.Keys(base.Objects)) {
 		b := base.Objects[k]
 		if l, ok := live.Objects[k]; (ok && l.Hash == b.Hash) || len(b.Content) == 0 {
 			continue

@@ -3,7 +3,9 @@ package scenarios
 import (
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 )
 
@@ -46,7 +48,7 @@ func (s *Scenario) Choose(seed int64, r Resolver) (map[string]string, error) {
 			values[b] = r.Builtin(b)
 		}
 	}
-	names := sortedKeys(s.Vars)
+	names := slices.Sorted(maps.Keys(s.Vars))
 	for _, name := range names {
 		v := s.Vars[name]
 		switch {

@@ -2,8 +2,10 @@ package scenarios
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -83,7 +85,7 @@ func (v *validator) header() {
 }
 
 func (v *validator) vars() {
-	for _, name := range sortedKeys(v.s.Vars) {
+	for _, name := range slices.Sorted(maps.Keys(v.s.Vars)) {
 		vr := v.s.Vars[name]
 		path := []any{"vars", name}
 		if vr == nil {
@@ -285,13 +287,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
