@@ -3,6 +3,7 @@ package grader
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -84,20 +85,11 @@ func (e Env) notClusterAdmin(ctx context.Context, c *scenarios.SubjectCheck) Res
 				if s.Kind == "ServiceAccount" {
 					name = "system:serviceaccount:" + s.Namespace + ":" + s.Name
 				}
-				if name == user || s.Kind == "Group" && contains(groups, s.Name) && s.Name != "system:authenticated" {
+				if name == user || s.Kind == "Group" && slices.Contains(groups, s.Name) && s.Name != "system:authenticated" {
 					via = fmt.Sprintf(" through clusterrolebinding %s (role %s)", b.Name, b.RoleRef.Name)
 				}
 			}
 		}
 	}
 	return Result{Evidence: fmt.Sprintf("%s can do anything in the whole cluster%s: grant only what the task asks", c.Subject, via), Stage: journey.Authorization}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

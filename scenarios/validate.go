@@ -68,7 +68,7 @@ func (v *validator) header() {
 	} else if string(st) != s.Stage {
 		v.add("stage", []any{"stage"}, "write the canonical stage name %q", st)
 	}
-	if !contains(Difficulties, s.Difficulty) {
+	if !slices.Contains(Difficulties, s.Difficulty) {
 		v.add("difficulty", []any{"difficulty"}, "must be one of %s, got %q", strings.Join(Difficulties, ", "), s.Difficulty)
 	}
 	if s.Weight < 1 || s.Weight > 20 {
@@ -181,7 +181,7 @@ func (v *validator) faults() {
 				v.add("faults.nodeFile", append(path, kind), "needs node, path and exactly one of replace, write, remove, moveTo, chmod")
 			}
 		}
-		if f.Patch != nil && !contains([]string{"merge", "strategic", "json"}, f.Patch.Type) {
+		if f.Patch != nil && !slices.Contains([]string{"merge", "strategic", "json"}, f.Patch.Type) {
 			v.add("faults.patch.type", append(path, kind), "must be merge, strategic or json, got %q", f.Patch.Type)
 		}
 		if f.Webhook != nil && f.Webhook.FailurePolicy != "" && f.Webhook.FailurePolicy != "Fail" && f.Webhook.FailurePolicy != "Ignore" {
@@ -278,13 +278,4 @@ func scalarLine(n *yaml.Node, off int) int {
 		return n.Line + 1 + strings.Count(n.Value[:off], "\n")
 	}
 	return n.Line
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

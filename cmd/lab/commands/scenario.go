@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/fatih/color"
@@ -45,7 +46,7 @@ func newListCmd(f *Factory) *cobra.Command {
 				}
 				stage = string(st)
 			}
-			if difficulty != "" && !contains(scenarios.Difficulties, difficulty) {
+			if difficulty != "" && !slices.Contains(scenarios.Difficulties, difficulty) {
 				return fmt.Errorf("unknown difficulty %q: use one of %s", difficulty, strings.Join(scenarios.Difficulties, ", "))
 			}
 			cat, err := f.Catalog()
@@ -80,15 +81,6 @@ func newListCmd(f *Factory) *cobra.Command {
 	c.Flags().StringVar(&stage, "stage", "", "only this stage (e.g. scheduling, rbac, cni)")
 	c.Flags().StringVar(&difficulty, "difficulty", "", "only this difficulty (easy, medium, hard)")
 	return c
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func newScenarioCmd(f *Factory) *cobra.Command {
