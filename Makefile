@@ -5,6 +5,9 @@ GO ?= go
 BIN := bin/lab
 SCENARIO ?= taint-dedicated-node
 E2E_TIMEOUT ?= 85m
+# Parallel e2e processes, each on a cluster of its own.
+E2E_PROCS ?= 2
+GINKGO := bin/ginkgo
 FUZZTIME ?= 15s
 export CGO_ENABLED := 0
 
@@ -42,13 +45,16 @@ fuzz-long:
 	$(GO) test ./scenarios -run '^$$' -fuzz FuzzParse -fuzztime 10m
 
 # The e2e suite on one real kind cluster; E2E_KEEP_CLUSTER=1 keeps it, E2E_SEED=N replays a variant.
-e2e:
+e2e: $(GINKGO)
 	@KUBECTL_DIR=$$(hack/prereqs.sh) && export KUBECTL="$$KUBECTL_DIR/kubectl" && \
-	  $(GO) test -v -count=1 -timeout $(E2E_TIMEOUT) ./e2e/ -ginkgo.v -ginkgo.timeout $(E2E_TIMEOUT) -ginkgo.show-node-events=false $(E2E_FLAGS)
+	  $(GINKGO) -v --procs $(E2E_PROCS) --timeout $(E2E_TIMEOUT) --show-node-events=false $(E2E_FLAGS) ./e2e
+
+$(GINKGO): go.mod
+	GOBIN=$$PWD/bin $(GO) install github.com/onsi/ginkgo/v2/ginkgo@$$($(GO) list -m -f '{{.Version}}' github.com/onsi/ginkgo/v2)
 
 # Every scenario with several seeds (not part of `make test`).
 e2e-seeds:
-	@for s in $${SEEDS:-11 22 33}; do E2E_SEED=$$s E2E_KEEP_CLUSTER=1 $(MAKE) e2e E2E_FLAGS="-ginkgo.label-filter=scenarios" || exit 1; done
+	@for s in $${SEEDS:-11 22 33}; do E2E_SEED=$$s E2E_KEEP_CLUSTER=1 $(MAKE) e2e E2E_FLAGS="--label-filter=scenarios" || exit 1; done
 
 bench: build
 	@KUBECTL_DIR=$$(hack/prereqs.sh) && export PATH="$$PWD/bin:$$KUBECTL_DIR:$$PATH" && $(BIN) bench $(BENCH_FLAGS)

@@ -196,7 +196,7 @@ var _ = Describe("cluster lifecycle", Label("cluster", "lifecycle"), func() {
 			r := lab.Run(ctx, "cluster", "create", "--name", name)
 			Expect(r.Code).To(Equal(0), "%s", r)
 			Expect(r.Stdout).To(ContainSubstring(`Created lab cluster "` + name + `"`))
-			timings.add("cluster create", "create", r.Took)
+			recordTiming("cluster create", "create", r.Took)
 			st := lab.MustRun(ctx, "cluster", "status", "--name", name)
 			Expect(st.Stdout).To(ContainSubstring("State:    Running"))
 			r = lab.Run(ctx, "cluster", "delete", "--name", name)

@@ -24,7 +24,6 @@ var (
 	lab     *framework.Lab
 	clients *kube.Clients
 	seed    int64
-	timings = newTimings()
 )
 
 func TestE2E(t *testing.T) {
@@ -32,20 +31,26 @@ func TestE2E(t *testing.T) {
 	RunSpecs(t, "lab e2e")
 }
 
-var _ = SynchronizedBeforeSuite(func() []byte { return nil }, func([]byte) {
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	defer cancel()
+// The first process builds lab once; every process then creates (or reuses) a cluster of its own, so specs
+// can run in parallel processes without sharing a cluster.
+var _ = SynchronizedBeforeSuite(func() []byte {
 	binDir := filepath.Join(os.TempDir(), "lab-e2e-bin")
 	Expect(os.MkdirAll(binDir, 0o755)).To(Succeed())
 	Expect(os.Chmod(binDir, 0o755)).To(Succeed())
-	bin := framework.Build(binDir)
+	return []byte(framework.Build(binDir))
+}, func(bin []byte) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
 	kubectl := framework.Kubectl()
 	Expect(kubectl).NotTo(BeEmpty(), "no kubectl: put one on PATH or set KUBECTL (make test does)")
 	cluster := envOr("E2E_CLUSTER", "lab-e2e")
+	if p := GinkgoParallelProcess(); p > 1 {
+		cluster = fmt.Sprintf("%s-%d", cluster, p)
+	}
 	lab = &framework.Lab{
-		Bin: bin, Cluster: cluster,
+		Bin: string(bin), Cluster: cluster,
 		StateDir: envOr("E2E_STATE_DIR", filepath.Join(os.TempDir(), "lab-e2e-state")),
-		PathDirs: []string{binDir, filepath.Dir(kubectl)},
+		PathDirs: []string{filepath.Dir(string(bin)), filepath.Dir(kubectl)},
 	}
 	seed = rand.Int64N(100000)
 	if s := os.Getenv("E2E_SEED"); s != "" {
@@ -53,27 +58,23 @@ var _ = SynchronizedBeforeSuite(func() []byte { return nil }, func([]byte) {
 		seed, err = strconv.ParseInt(s, 10, 64)
 		Expect(err).NotTo(HaveOccurred())
 	}
-	fmt.Printf("e2e: cluster %s, scenario seed %d (replay with E2E_SEED=%d), kubectl %s\n", cluster, seed, seed, kubectl)
+	fmt.Printf("e2e: process %d: cluster %s, scenario seed %d (replay with E2E_SEED=%d), kubectl %s\n", GinkgoParallelProcess(), cluster, seed, seed, kubectl)
 	r := lab.MustRun(ctx, "cluster", "create")
-	timings.add("cluster create", "create", r.Took)
 	fmt.Printf("e2e: lab cluster create took %s\n%s", r.Took.Round(100*time.Millisecond), r.Stdout)
+	recordTiming("cluster create", "create", r.Took)
 	var err error
 	clients, err = kube.FromKubeconfig(lab.Kubeconfig())
 	Expect(err).NotTo(HaveOccurred())
 })
 
-var _ = SynchronizedAfterSuite(func() {}, func() {
-	timings.print(os.Stdout)
-	if path := os.Getenv("E2E_TIMINGS"); path != "" {
-		Expect(timings.write(path)).To(Succeed())
-	}
+var _ = SynchronizedAfterSuite(func() {
 	if os.Getenv("E2E_KEEP_CLUSTER") == "1" || lab == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	lab.MustRun(ctx, "cluster", "delete")
-})
+}, func() {})
 
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {

@@ -46,14 +46,14 @@ var _ = Describe("scenario round trips", Label("scenarios"), func() {
 				Expect(r.Code).To(Equal(0), "lab start %s --seed %d\n%s", sc.ID, seed, r)
 				Expect(r.Stderr).To(ContainSubstring("Waiting until the symptom is observable"))
 				Expect(r.Stdout).To(ContainSubstring("Task"))
-				timings.add(sc.ID, "start-to-symptom", r.Took)
+				recordTiming(sc.ID, "start-to-symptom", r.Took)
 			}
 			reset := func(ctx context.Context) {
 				GinkgoHelper()
 				r := lab.Run(ctx, "reset", "-o", "json")
 				Expect(r.Code).To(Equal(0), "lab reset\n%s", r)
 				Expect(framework.JSON[resetJSON](r).Clean).To(BeTrue(), "%s", r)
-				timings.add(sc.ID, "reset", r.Took)
+				recordTiming(sc.ID, "reset", r.Took)
 			}
 			run := func(ctx context.Context, steps []string) {
 				GinkgoHelper()
@@ -76,7 +76,7 @@ var _ = Describe("scenario round trips", Label("scenarios"), func() {
 					inst := instance(ctx)
 					run(ctx, inst.WrongFixes[i].Run)
 					r := lab.Run(ctx, "check", "-o", "json")
-					timings.add(sc.ID, "wrong-fix-check", r.Took)
+					recordTiming(sc.ID, "wrong-fix-check", r.Took)
 					Expect(r.Code).To(Equal(1), "a wrong fix must fail the check\n%s", r)
 					out := framework.JSON[checkJSON](r)
 					Expect(out.Passed).To(BeFalse())
@@ -103,7 +103,7 @@ var _ = Describe("scenario round trips", Label("scenarios"), func() {
 				out := framework.JSON[checkJSON](r)
 				Expect(out.Passed).To(BeTrue())
 				Expect(out.Score).To(Equal(out.Max))
-				timings.add(sc.ID, "fix-to-pass", time.Since(t0))
+				recordTiming(sc.ID, "fix-to-pass", time.Since(t0))
 				reset(ctx)
 			}, SpecTimeout(8*time.Minute))
 		})
