@@ -13,8 +13,9 @@ export CGO_ENABLED := 0
 
 .PHONY: build up test prereqs vet unit lint fuzz fuzz-long e2e e2e-seeds bench clean
 
+# Static and stripped: the webhook image is this binary, loaded into every node.
 build:
-	$(GO) build -o $(BIN) ./cmd/lab
+	$(GO) build -ldflags "-s -w" -o $(BIN) ./cmd/lab
 
 # The main job: a lab cluster with a scenario started, its task printed.
 up: build
