@@ -49,6 +49,8 @@ func describe(q Question, env Env) {
 	Describe(fmt.Sprintf("%s: %s", q.ID, q.Title), Ordered, ContinueOnFailure, Label(q.ID), func() {
 		var settled []Result
 		var took []time.Duration
+		// In an ordered container the BeforeAll runs inside the first spec, so every spec's timeout must also
+		// cover the settling, or a settle longer than the spec timeout fails the first check for nothing.
 		BeforeAll(func(ctx SpecContext) {
 			settled, took = settle(ctx, env, q)
 		}, NodeTimeout(q.Settle+time.Minute))
@@ -68,7 +70,7 @@ func describe(q Question, env Env) {
 					last = Evaluate(ctx, env, p.Check)
 					g.Expect(last).To(hold)
 				}).WithTimeout(timeout).WithPolling(250 * time.Millisecond).MustPassRepeatedly(2).Should(Succeed())
-			}, SpecTimeout(time.Minute))
+			}, SpecTimeout(q.Settle+2*time.Minute))
 		}
 	})
 }
