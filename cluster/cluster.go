@@ -254,7 +254,9 @@ func (p *Provider) connect(rec Record) (*Cluster, error) {
 }
 
 func (c *Cluster) verifyMarker(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	// Short, because an API server that is down makes client-go retry until the deadline, and every lab ssh
+	// during a control-plane scenario would wait it out; a slow answer falls back to verifyCA, no weaker proof.
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	cm, err := c.Kube.CoreV1().ConfigMaps(MarkerNamespace).Get(ctx, MarkerName, metav1.GetOptions{})
 	switch {
