@@ -3,6 +3,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -201,9 +202,49 @@ func (p *Provider) Get(ctx context.Context, name string) (*Cluster, error) {
 		return nil, err
 	}
 	if err := c.verifyMarker(ctx); err != nil {
-		return nil, err
+		var notLab *NotLabError
+		if errors.As(err, &notLab) {
+			return nil, err
+		}
+		// The API server may be down on purpose (a control-plane scenario), and lab ssh, check and reset must
+		// still work then: the cluster CA on the control-plane node proves it is the cluster lab created.
+		if caErr := c.verifyCA(ctx); errors.As(caErr, &notLab) {
+			return nil, caErr
+		} else if caErr != nil {
+			return nil, fmt.Errorf("%w (and from its nodes: %v)", err, caErr)
+		}
 	}
 	return c, nil
+}
+
+// caPath is where kubeadm keeps the cluster CA on control-plane nodes.
+const caPath = "/etc/kubernetes/pki/ca.crt"
+
+// verifyCA proves ownership without the API server: the CA in lab's kubeconfig is the CA on the cluster's
+// control-plane node. A kind cluster recreated under the same name by anyone else has a new CA.
+func (c *Cluster) verifyCA(ctx context.Context) error {
+	want := bytes.TrimSpace(c.Config.CAData)
+	if len(want) == 0 {
+		return fmt.Errorf("lab's kubeconfig %s has no embedded CA", c.Kubeconfig)
+	}
+	ns, err := c.Nodes()
+	if err != nil {
+		return err
+	}
+	cps, err := nodeutils.SelectNodesByRole(ns, "control-plane")
+	if err != nil || len(cps) == 0 {
+		return fmt.Errorf("no control-plane node: %v", err)
+	}
+	var out bytes.Buffer
+	cmd := cps[0].CommandContext(ctx, "cat", caPath)
+	cmd.SetStdout(&out)
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("read %s on %s: %w", caPath, cps[0], err)
+	}
+	if !bytes.Equal(bytes.TrimSpace(out.Bytes()), want) {
+		return &NotLabError{Name: c.Name, Reason: "its cluster CA is not the one in lab's kubeconfig"}
+	}
+	return nil
 }
 
 func (p *Provider) connect(rec Record) (*Cluster, error) {
@@ -221,7 +262,9 @@ func (p *Provider) connect(rec Record) (*Cluster, error) {
 }
 
 func (c *Cluster) verifyMarker(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	// Short, because an API server that is down makes client-go retry until the deadline, and every lab ssh
+	// during a control-plane scenario would wait it out; a slow answer falls back to verifyCA, no weaker proof.
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	cm, err := c.Kube.CoreV1().ConfigMaps(MarkerNamespace).Get(ctx, MarkerName, metav1.GetOptions{})
 	switch {

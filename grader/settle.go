@@ -14,11 +14,12 @@ const (
 
 // settle evaluates every check of q together until all hold, a collateral check has stayed broken (a learner's
 // change that will not undo itself), or q.Settle runs out: the waits of independent checks overlap instead of
-// adding up.
-func settle(ctx context.Context, env Env, q Question) []Result {
+// adding up. It also returns how long each check's slowest evaluation took.
+func settle(ctx context.Context, env Env, q Question) ([]Result, []time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, q.Settle)
 	defer cancel()
 	results := make([]Result, len(q.Checks))
+	took := make([]time.Duration, len(q.Checks))
 	passing, collateralBroken := 0, 0
 	for {
 		var wg sync.WaitGroup
@@ -26,7 +27,9 @@ func settle(ctx context.Context, env Env, q Question) []Result {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				start := time.Now()
 				results[i] = Evaluate(ctx, env, p.Check)
+				took[i] = max(took[i], time.Since(start))
 			}()
 		}
 		wg.Wait()
@@ -37,11 +40,11 @@ func settle(ctx context.Context, env Env, q Question) []Result {
 		}
 		passing, collateralBroken = count(all, passing), count(broken, collateralBroken)
 		if passing >= holdRounds || collateralBroken >= holdRounds {
-			return results
+			return results, took
 		}
 		select {
 		case <-ctx.Done():
-			return results
+			return results, took
 		case <-time.After(settleEvery):
 		}
 	}

@@ -26,7 +26,7 @@ import (
 	"github.com/cka-lab/lab/state"
 )
 
-// webhook deploys lab's own admission webhook server: the image is lab's binary, loaded into the nodes
+// webhook deploys lab's own admission webhook server (validating or mutating): the image is lab's binary, loaded into the nodes
 // without any registry, serving TLS with a CA made for this attempt.
 func (i *Injector) webhook(ctx context.Context, w *scenarios.WebhookFault) error {
 	image, err := i.ensureWebhookImage(ctx)
@@ -46,7 +46,7 @@ func (i *Injector) webhook(ctx context.Context, w *scenarios.WebhookFault) error
 	}
 	objs, err := webhook.Objects(webhook.Params{
 		Name: w.Name, Namespace: w.Namespace, Image: image, Policy: w.Policy, FailurePolicy: fp,
-		NamespaceSelector: w.NamespaceSelector, Certs: certs, Rules: rules(w.Resources),
+		NamespaceSelector: w.NamespaceSelector, Certs: certs, Rules: rules(w.Resources, w.Mutating), Mutating: w.Mutating,
 	})
 	if err != nil {
 		return err
@@ -62,7 +62,7 @@ func (i *Injector) webhook(ctx context.Context, w *scenarios.WebhookFault) error
 			zero := int32(0)
 			d.Spec.Replicas = &zero
 		}
-		if _, ok := o.(*admissionregistrationv1.ValidatingWebhookConfiguration); ok && !down {
+		if isWebhookConfiguration(o) && !down {
 			if err := i.waitAvailable(ctx, w.Namespace, w.Name); err != nil {
 				return err
 			}
@@ -91,8 +91,18 @@ func (i *Injector) keep(name string, c webhook.Certs) error {
 	return nil
 }
 
-// rules turns "resource[.group]" names into webhook rules; nil keeps the webhook's defaults.
-func rules(resources []string) []admissionregistrationv1.RuleWithOperations {
+// isWebhookConfiguration reports the object that makes the API server call the webhook.
+func isWebhookConfiguration(o webhook.Object) bool {
+	switch o.(type) {
+	case *admissionregistrationv1.ValidatingWebhookConfiguration, *admissionregistrationv1.MutatingWebhookConfiguration:
+		return true
+	}
+	return false
+}
+
+// rules turns "resource[.group]" names into webhook rules; nil keeps the webhook's defaults. A mutating
+// webhook only sees creates: it may add to a new object, never rewrite a stored one.
+func rules(resources []string, mutating bool) []admissionregistrationv1.RuleWithOperations {
 	if len(resources) == 0 {
 		return nil
 	}
@@ -106,10 +116,14 @@ func rules(resources []string) []admissionregistrationv1.RuleWithOperations {
 		byGroup[group] = append(byGroup[group], name)
 	}
 	scope := admissionregistrationv1.NamespacedScope
+	ops := []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}
+	if mutating {
+		ops = ops[:1]
+	}
 	var out []admissionregistrationv1.RuleWithOperations
 	for _, g := range groups {
 		out = append(out, admissionregistrationv1.RuleWithOperations{
-			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+			Operations: ops,
 			Rule:       admissionregistrationv1.Rule{APIGroups: []string{g}, APIVersions: []string{"v1"}, Resources: byGroup[g], Scope: &scope},
 		})
 	}

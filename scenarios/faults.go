@@ -80,7 +80,7 @@ type NodeServiceFault struct {
 	Unit string `yaml:"unit"`
 }
 
-// WebhookFault deploys lab's own validating admission webhook server into the cluster.
+// WebhookFault deploys lab's own admission webhook server into the cluster (validating, or mutating).
 type WebhookFault struct {
 	Name              string            `yaml:"name"`
 	Namespace         string            `yaml:"namespace"`
@@ -89,8 +89,10 @@ type WebhookFault struct {
 	NamespaceSelector map[string]string `yaml:"namespaceSelector"`
 	Replicas          *int32            `yaml:"replicas"`
 	// Resources the webhook reviews on create and update, as resource[.group] ("pods", "deployments.apps");
-	// empty means Pods and every workload that has a Pod template.
+	// empty means Pods and every workload that has a Pod template (Pod creates for a mutating webhook).
 	Resources []string `yaml:"resources"`
+	// Mutating registers a mutating policy (inject-sidecar:<image>) in a MutatingWebhookConfiguration.
+	Mutating bool `yaml:"mutating"`
 }
 
 // Kind returns the name of the fault kind that is set and how many are set.

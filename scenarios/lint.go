@@ -51,8 +51,12 @@ func (s *Scenario) createdObjects() map[string]bool {
 			manifests = append(manifests, f.Apply.Manifest)
 		case f.Webhook != nil:
 			w := f.Webhook
+			config := "ValidatingWebhookConfiguration//" + w.Name
+			if w.Mutating {
+				config = "MutatingWebhookConfiguration//" + w.Name
+			}
 			for _, k := range []string{"Deployment/" + w.Namespace + "/" + w.Name, "Service/" + w.Namespace + "/" + w.Name,
-				"Secret/" + w.Namespace + "/" + w.Name + "-tls", "Namespace//" + w.Namespace, "ValidatingWebhookConfiguration//" + w.Name} {
+				"Secret/" + w.Namespace + "/" + w.Name + "-tls", "Namespace//" + w.Namespace, config} {
 				out[k] = true
 			}
 		}

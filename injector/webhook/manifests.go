@@ -52,15 +52,21 @@ type Params struct {
 	Rules    []admissionregistrationv1.RuleWithOperations
 	Certs    Certs
 	Replicas int32 // 0 means 1
+	// Mutating registers the webhook in a MutatingWebhookConfiguration on
+	// /mutate; it must be set exactly when the policy is a Mutator.
+	Mutating bool
 }
 
 // Objects returns the Secret, Deployment, Service and
-// ValidatingWebhookConfiguration for p, in creation order: the
+// ValidatingWebhookConfiguration (or MutatingWebhookConfiguration) for p, in creation order: the
 // configuration should be created only once the Deployment is ready, or the
 // webhook blocks requests while it cannot yet answer them.
 func Objects(p Params) ([]Object, error) {
 	if err := p.validate(); err != nil {
 		return nil, fmt.Errorf("webhook objects: %w", err)
+	}
+	if p.Mutating {
+		return []Object{p.secret(), p.deployment(), p.service(), p.mutatingWebhookConfiguration()}, nil
 	}
 	return []Object{p.secret(), p.deployment(), p.service(), p.webhookConfiguration()}, nil
 }
@@ -72,8 +78,12 @@ func (p Params) validate() error {
 	if p.Namespace == "" || p.Image == "" {
 		return errors.New("namespace and image are required")
 	}
-	if _, err := ParsePolicy(p.Policy); err != nil {
+	pol, err := ParsePolicy(p.Policy)
+	if err != nil {
 		return err
+	}
+	if _, mutates := pol.(Mutator); mutates != p.Mutating {
+		return fmt.Errorf("policy %s mutates=%t but the webhook is configured mutating=%t", pol.Name(), mutates, p.Mutating)
 	}
 	if len(p.Certs.CAPEM) == 0 || len(p.Certs.CertPEM) == 0 || len(p.Certs.KeyPEM) == 0 {
 		return errors.New("certs are required (see NewServingCerts)")
@@ -247,5 +257,39 @@ func defaultRules() []admissionregistrationv1.RuleWithOperations {
 		rule("", "pods"),
 		rule("apps", "deployments", "statefulsets", "daemonsets", "replicasets"),
 		rule("batch", "jobs", "cronjobs"),
+	}
+}
+
+// mutatingWebhookConfiguration registers a Mutator on /mutate for Pod
+// creates: mutation is only ever applied to new Pods (see sidecar.Mutate).
+func (p Params) mutatingWebhookConfiguration() *admissionregistrationv1.MutatingWebhookConfiguration {
+	v := p.webhookConfiguration().Webhooks[0]
+	path := "/mutate"
+	v.ClientConfig.Service.Path = &path
+	rules := p.Rules
+	if rules == nil {
+		scope := admissionregistrationv1.NamespacedScope
+		rules = []admissionregistrationv1.RuleWithOperations{{
+			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+			Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}, Scope: &scope},
+		}}
+	}
+	never := admissionregistrationv1.NeverReinvocationPolicy
+	meta := p.meta(p.Name)
+	meta.Namespace = "" // cluster-scoped
+	return &admissionregistrationv1.MutatingWebhookConfiguration{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration"},
+		ObjectMeta: meta,
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{
+			Name:                    v.Name,
+			ClientConfig:            v.ClientConfig,
+			Rules:                   rules,
+			FailurePolicy:           v.FailurePolicy,
+			SideEffects:             v.SideEffects,
+			AdmissionReviewVersions: v.AdmissionReviewVersions,
+			TimeoutSeconds:          v.TimeoutSeconds,
+			NamespaceSelector:       v.NamespaceSelector,
+			ReinvocationPolicy:      &never,
+		}},
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -21,7 +22,7 @@ type Policy interface {
 
 // policyUsage lists the accepted forms; it ends every parse error so a typo
 // in a scenario is fixable without reading the source.
-const policyUsage = "want one of require-limits, require-label:<key>, deny-privileged, allowed-registries:<prefix>[,<prefix>...]"
+const policyUsage = "want one of require-limits, require-label:<key>, deny-privileged, allowed-registries:<prefix>[,<prefix>...], inject-sidecar:<image>"
 
 // ParsePolicy turns the --policy flag value into a Policy.
 func ParsePolicy(s string) (Policy, error) {
@@ -48,6 +49,11 @@ func ParsePolicy(s string) (Policy, error) {
 			prefixes = append(prefixes, p)
 		}
 		return policy{name: kind + ":" + strings.Join(prefixes, ","), check: allowedRegistries(prefixes)}, nil
+	case "inject-sidecar":
+		if _, err := name.ParseReference(arg); err != nil {
+			return nil, fmt.Errorf("webhook policy inject-sidecar: invalid image %q: %w", arg, err)
+		}
+		return sidecar{image: arg}, nil
 	default:
 		return nil, fmt.Errorf("unknown webhook policy %q: %s", s, policyUsage)
 	}

@@ -86,8 +86,8 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	return nil
 }
 
-// NewHandler serves POST /validate (admission.k8s.io/v1 AdmissionReview) and
-// GET /healthz, logging one line per decision to logw. It is separate from
+// NewHandler serves POST /validate (admission.k8s.io/v1 AdmissionReview), POST
+// /mutate for a Mutator, and GET /healthz, logging one line per decision to logw. It is separate from
 // Serve so it can be tested over httptest's TLS server.
 func NewHandler(p Policy, logw io.Writer) http.Handler {
 	logger := log.New(logw, "webhook: ", log.LstdFlags)
@@ -128,7 +128,44 @@ func NewHandler(p Policy, logw io.Writer) http.Handler {
 			logger.Printf("write response uid=%s: %v", req.UID, err)
 		}
 	})
+	if m, ok := p.(Mutator); ok {
+		mux.HandleFunc("POST /mutate", func(w http.ResponseWriter, r *http.Request) { serveMutation(w, r, m, logger) })
+	}
 	return mux
+}
+
+// serveMutation answers a MutatingWebhookConfiguration's review with the policy's patch. A request the policy cannot
+// decode is denied with the reason, as a validating policy would.
+func serveMutation(w http.ResponseWriter, r *http.Request, m Mutator, logger *log.Logger) {
+	req, err := readReview(w, r)
+	if err != nil {
+		logger.Printf("bad request from %s: %v", r.RemoteAddr, err)
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	resp := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
+	patch, err := m.Mutate(req)
+	verdict := "UNCHANGED"
+	switch {
+	case err != nil:
+		verdict = "DENY"
+		resp.Allowed = false
+		resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
+			Message: fmt.Sprintf("%v (policy %s)", err, m.Name())}
+	case patch != nil:
+		verdict = "PATCH"
+		pt := admissionv1.PatchTypeJSONPatch
+		resp.Patch, resp.PatchType = patch, &pt
+	}
+	logger.Printf("%s %s %s %s/%s uid=%s", verdict, req.Operation, req.Kind.Kind, req.Namespace, req.Name, req.UID)
+	out := admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "AdmissionReview"},
+		Response: resp,
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if err := json.NewEncoder(w).Encode(out); err != nil {
+		logger.Printf("write response uid=%s: %v", req.UID, err)
+	}
 }
 
 // readReview decodes a v1 AdmissionReview; only v1 is registered in the

@@ -1,0 +1,194 @@
+package injector
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"path"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/util/keyutil"
+)
+
+func init() {
+	Register("userKubeconfig", userKubeconfig)
+}
+
+// Where kubeadm keeps the cluster CA on a control-plane node.
+const (
+	clusterCACert = "/etc/kubernetes/pki/ca.crt"
+	clusterCAKey  = "/etc/kubernetes/pki/ca.key"
+)
+
+// userKubeconfig writes a kubeconfig for a user with a client certificate onto a control-plane node, as an
+// admin hands one out, broken in the way args.fault says:
+//
+//	node, path, user, cluster  where to write it, the user (certificate CN) and the kubeconfig's cluster name
+//	group                      the certificate's organisation (a group), optional
+//	fault                      "" (a working kubeconfig), "server" (the cluster's server has port badPort),
+//	                           "context" (current-context names a stale cluster on badPort), "foreignCA" (the
+//	                           certificate is signed by another CA) or "expired" (it expired yesterday)
+func userKubeconfig(ctx context.Context, i *Injector, args map[string]string) error {
+	for _, k := range []string{"node", "path", "user", "cluster"} {
+		if args[k] == "" {
+			return fmt.Errorf("userKubeconfig: arg %s is required", k)
+		}
+	}
+	n, err := i.node(args["node"])
+	if err != nil {
+		return err
+	}
+	caPEM, err := NodeRun(ctx, n, "cat", clusterCACert)
+	if err != nil {
+		return fmt.Errorf("read the cluster CA: %w", err)
+	}
+	signer, signerKey, err := caFor(ctx, i, args)
+	if err != nil {
+		return err
+	}
+	certPEM, keyPEM, err := clientCert(args["user"], args["group"], signer, signerKey, args["fault"] == "expired")
+	if err != nil {
+		return fmt.Errorf("issue a certificate for %s: %w", args["user"], err)
+	}
+	cfg, err := kubeconfigFor(args, []byte(caPEM), certPEM, keyPEM)
+	if err != nil {
+		return err
+	}
+	if err := i.recordFile(ctx, n, args["path"]); err != nil {
+		return err
+	}
+	if _, err := NodeRun(ctx, n, "mkdir", "-p", path.Dir(args["path"])); err != nil {
+		return err
+	}
+	if err := writeNodeFile(ctx, n, args["path"], string(cfg)); err != nil {
+		return err
+	}
+	_, err = NodeRun(ctx, n, "chmod", "600", args["path"])
+	return err
+}
+
+// caFor returns the CA that signs the user's certificate: the cluster's own, or for fault foreignCA a new one
+// that also calls itself "kubernetes", as a CA of another cluster does.
+func caFor(ctx context.Context, i *Injector, args map[string]string) (*x509.Certificate, crypto.Signer, error) {
+	if args["fault"] == "foreignCA" {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			return nil, nil, err
+		}
+		tmpl := &x509.Certificate{
+			Subject:   pkix.Name{CommonName: "kubernetes"},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(365 * 24 * time.Hour),
+			KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+			BasicConstraintsValid: true, IsCA: true,
+		}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+		if err != nil {
+			return nil, nil, fmt.Errorf("self-sign a foreign CA: %w", err)
+		}
+		ca, err := x509.ParseCertificate(der)
+		return ca, key, err
+	}
+	n, err := i.node(args["node"])
+	if err != nil {
+		return nil, nil, err
+	}
+	certPEM, err := NodeRun(ctx, n, "cat", clusterCACert)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyPEM, err := NodeRun(ctx, n, "cat", clusterCAKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	block, _ := pem.Decode([]byte(certPEM))
+	if block == nil {
+		return nil, nil, fmt.Errorf("%s on %s holds no PEM certificate", clusterCACert, n)
+	}
+	ca, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("parse %s: %w", clusterCACert, err)
+	}
+	key, err := keyutil.ParsePrivateKeyPEM([]byte(keyPEM))
+	if err != nil {
+		return nil, nil, fmt.Errorf("parse %s: %w", clusterCAKey, err)
+	}
+	signer, ok := key.(crypto.Signer)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s is a %T, not a signing key", clusterCAKey, key)
+	}
+	return ca, signer, nil
+}
+
+// clientCert issues a client certificate for user (and group) under ca.
+func clientCert(user, group string, ca *x509.Certificate, caKey crypto.Signer, expired bool) (certPEM, keyPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	subject := pkix.Name{CommonName: user}
+	if group != "" {
+		subject.Organization = []string{group}
+	}
+	notBefore, notAfter := time.Now().Add(-time.Hour), time.Now().Add(365*24*time.Hour)
+	if expired {
+		notBefore, notAfter = time.Now().Add(-30*24*time.Hour), time.Now().Add(-24*time.Hour)
+	}
+	tmpl := &x509.Certificate{
+		Subject: subject, NotBefore: notBefore, NotAfter: notAfter,
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
+}
+
+// kubeconfigFor builds the user's kubeconfig: one cluster, one user, one context, plus what fault breaks.
+func kubeconfigFor(args map[string]string, caPEM, certPEM, keyPEM []byte) ([]byte, error) {
+	user, cluster := args["user"], args["cluster"]
+	server := "https://" + args["node"] + ":6443"
+	if args["fault"] == "server" || args["fault"] == "context" {
+		if args["badPort"] == "" {
+			return nil, fmt.Errorf("userKubeconfig: fault %s needs arg badPort", args["fault"])
+		}
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[cluster] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caPEM}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificateData: certPEM, ClientKeyData: keyPEM}
+	current := user + "@" + cluster
+	cfg.Contexts[current] = &clientcmdapi.Context{Cluster: cluster, AuthInfo: user, Namespace: args["namespace"]}
+	cfg.CurrentContext = current
+	switch args["fault"] {
+	case "server":
+		cfg.Clusters[cluster].Server = "https://" + args["node"] + ":" + args["badPort"]
+	case "context":
+		// A context left over from a cluster that was decommissioned, still the current one.
+		old := cluster + "-old"
+		cfg.Clusters[old] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:" + args["badPort"], CertificateAuthorityData: caPEM}
+		cfg.Contexts[user+"@"+old] = &clientcmdapi.Context{Cluster: old, AuthInfo: user, Namespace: args["namespace"]}
+		cfg.CurrentContext = user + "@" + old
+	case "", "foreignCA", "expired":
+	default:
+		return nil, fmt.Errorf("userKubeconfig: unknown fault %q (want server, context, foreignCA or expired)", args["fault"])
+	}
+	b, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return nil, fmt.Errorf("write kubeconfig for %s: %w", user, err)
+	}
+	return b, nil
+}

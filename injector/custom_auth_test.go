@@ -1,0 +1,108 @@
+package injector
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+func testCA(t *testing.T) (*x509.Certificate, *ecdsa.PrivateKey, []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		Subject: pkix.Name{CommonName: "kubernetes"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca, key, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+func TestClientCert(t *testing.T) {
+	ca, key, _ := testCA(t)
+	for _, expired := range []bool{false, true} {
+		certPEM, keyPEM, err := clientCert("dev-anna", "team-web", ca, key, expired)
+		if err != nil {
+			t.Fatal(err)
+		}
+		block, _ := pem.Decode(certPEM)
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cert.Subject.CommonName != "dev-anna" || len(cert.Subject.Organization) != 1 || cert.Subject.Organization[0] != "team-web" {
+			t.Errorf("subject %v, want CN=dev-anna O=team-web", cert.Subject)
+		}
+		roots := x509.NewCertPool()
+		roots.AddCert(ca)
+		_, verr := cert.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+		if expired != (verr != nil) {
+			t.Errorf("expired=%v: verify error %v", expired, verr)
+		}
+		if p, _ := pem.Decode(keyPEM); p == nil || p.Type != "EC PRIVATE KEY" {
+			t.Errorf("key PEM %q", keyPEM)
+		}
+	}
+}
+
+func TestKubeconfigFor(t *testing.T) {
+	_, _, caPEM := testCA(t)
+	base := map[string]string{"node": "lab-control-plane", "user": "ops-li", "cluster": "lab", "namespace": "ops", "badPort": "6444"}
+	with := func(fault string) map[string]string {
+		args := map[string]string{"fault": fault}
+		for k, v := range base {
+			args[k] = v
+		}
+		return args
+	}
+	for fault, wantServer := range map[string]string{
+		"":        "https://lab-control-plane:6443",
+		"expired": "https://lab-control-plane:6443",
+		"server":  "https://lab-control-plane:6444",
+		"context": "https://127.0.0.1:6444",
+	} {
+		b, err := kubeconfigFor(with(fault), caPEM, []byte("cert"), []byte("key"))
+		if err != nil {
+			t.Fatalf("fault %q: %v", fault, err)
+		}
+		cfg, err := clientcmd.Load(b)
+		if err != nil {
+			t.Fatalf("fault %q: %v", fault, err)
+		}
+		cur := cfg.Contexts[cfg.CurrentContext]
+		if got := cfg.Clusters[cur.Cluster].Server; got != wantServer {
+			t.Errorf("fault %q: current context's server %s, want %s", fault, got, wantServer)
+		}
+		if cur.AuthInfo != "ops-li" || cur.Namespace != "ops" || string(cfg.AuthInfos["ops-li"].ClientCertificateData) != "cert" {
+			t.Errorf("fault %q: context %+v", fault, cur)
+		}
+		if fault == "context" && cfg.Contexts["ops-li@lab"] == nil {
+			t.Error("fault context: the working context ops-li@lab must still be there to switch to")
+		}
+	}
+	if _, err := kubeconfigFor(with("nope"), caPEM, nil, nil); err == nil || !strings.Contains(err.Error(), "unknown fault") {
+		t.Errorf("unknown fault: %v", err)
+	}
+	noPort := with("server")
+	delete(noPort, "badPort")
+	if _, err := kubeconfigFor(noPort, caPEM, nil, nil); err == nil {
+		t.Error("fault server without badPort accepted")
+	}
+}
