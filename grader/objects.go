@@ -97,7 +97,9 @@ func want(c *scenarios.FieldCheck) string {
 	return ", want it set"
 }
 
-// jsonPath evaluates a kubectl-style JSONPath; results are joined by spaces and a missing field is "".
+// jsonPath evaluates a kubectl-style JSONPath and prints it as kubectl does: the values of one expression
+// joined by spaces, expressions and the text between them concatenated as written (so
+// '{.a}/{.b}' is "x/y"), and a missing field is "".
 func jsonPath(obj map[string]any, path string) (string, error) {
 	jp := jsonpath.New("check").AllowMissingKeys(true)
 	if err := jp.Parse(path); err != nil {
@@ -107,8 +109,9 @@ func jsonPath(obj map[string]any, path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var parts []string
+	var out strings.Builder
 	for _, rs := range results {
+		var parts []string
 		for _, r := range rs {
 			if !r.IsValid() {
 				continue
@@ -119,8 +122,9 @@ func jsonPath(obj map[string]any, path string) (string, error) {
 			}
 			parts = append(parts, fmt.Sprint(v))
 		}
+		out.WriteString(strings.Join(parts, " "))
 	}
-	return strings.Join(parts, " "), nil
+	return out.String(), nil
 }
 
 // admission creates the manifest with a server-side dry run: authentication, authorization and every
