@@ -64,7 +64,7 @@ func describe(q Question, env Env) {
 					last = Evaluate(ctx, env, p.Check)
 					g.Expect(last).To(hold)
 				}).WithTimeout(timeout).WithPolling(250 * time.Millisecond).MustPassRepeatedly(2).Should(Succeed())
-			}, SpecTimeout(time.Minute))
+			}, SpecTimeout(q.Settle+2*time.Minute)) // the first spec of an Ordered container also runs the BeforeAll
 		}
 	})
 }
