@@ -4,19 +4,24 @@ import "testing"
 
 func TestJSONPathPrintsLikeKubectl(t *testing.T) {
 	obj := map[string]any{
-		"spec":   map[string]any{"storageClassName": "standard", "tolerations": []any{map[string]any{"key": "a"}, map[string]any{"key": "b"}}},
+		"spec": map[string]any{"storageClassName": "standard", "args": []any{"-g", "daemon off;"},
+			"tolerations": []any{map[string]any{"key": "a"}, map[string]any{"key": "b"}}},
 		"status": map[string]any{"phase": "Bound"},
+		"data":   map[string]any{"app.KEY": "v"},
 	}
 	cases := map[string]string{
 		"{.spec.storageClassName}/{.status.phase}": "standard/Bound",
 		"{.spec.tolerations[*].key}":               "a b",
-		"{.spec.missing}":                          "",
 		`{.spec.tolerations[?(@.key=="b")].key}`:   "b",
+		"{.spec.args[*]}":                          "-g daemon off;",
+		"x {.spec.args[0]}":                        "x -g",
+		`{.data.app\.KEY}/{.data.missing}`:         "v/",
+		"{.spec.nothing}":                          "",
 	}
 	for path, want := range cases {
 		got, err := jsonPath(obj, path)
 		if err != nil || got != want {
-			t.Errorf("%s = %q, %v; want %q", path, got, err, want)
+			t.Errorf("jsonPath(%q) = %q, %v; want %q", path, got, err, want)
 		}
 	}
 }

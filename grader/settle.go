@@ -14,10 +14,11 @@ const (
 
 // settle evaluates every check of q together until all hold, a collateral check has stayed broken (a learner's
 // change that will not undo itself), or q.Settle runs out: the waits of independent checks overlap instead of
-// adding up. It also returns how long each check's slowest evaluation took.
+// adding up. Every round runs to its end, so even a zero wait judges each check on a whole evaluation, not on
+// a context that expired before a slow host answered. It also returns how long each check's slowest
+// evaluation took.
 func settle(ctx context.Context, env Env, q Question) ([]Result, []time.Duration) {
-	ctx, cancel := context.WithTimeout(ctx, q.Settle)
-	defer cancel()
+	deadline := time.Now().Add(q.Settle)
 	results := make([]Result, len(q.Checks))
 	took := make([]time.Duration, len(q.Checks))
 	passing, collateralBroken := 0, 0
@@ -39,7 +40,7 @@ func settle(ctx context.Context, env Env, q Question) ([]Result, []time.Duration
 			broken = broken || !r.OK && q.Checks[i].Group == GroupCollateral
 		}
 		passing, collateralBroken = count(all, passing), count(broken, collateralBroken)
-		if passing >= holdRounds || collateralBroken >= holdRounds {
+		if passing >= holdRounds || collateralBroken >= holdRounds || time.Now().Add(settleEvery).After(deadline) {
 			return results, took
 		}
 		select {
