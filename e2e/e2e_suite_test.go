@@ -34,7 +34,8 @@ func TestE2E(t *testing.T) {
 // The first process builds lab once; every process then creates (or reuses) a cluster of its own, so specs
 // can run in parallel processes without sharing a cluster.
 var _ = SynchronizedBeforeSuite(func() []byte {
-	binDir := filepath.Join(os.TempDir(), "lab-e2e-bin")
+	// Separate trees tested at once on one machine each set their own E2E_BIN_DIR, E2E_CLUSTER and E2E_STATE_DIR.
+	binDir := envOr("E2E_BIN_DIR", filepath.Join(os.TempDir(), "lab-e2e-bin"))
 	Expect(os.MkdirAll(binDir, 0o755)).To(Succeed())
 	Expect(os.Chmod(binDir, 0o755)).To(Succeed())
 	return []byte(framework.Build(binDir))
