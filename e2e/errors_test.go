@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,11 +19,16 @@ import (
 
 // Every bad input ends in one clear line that says what to do, and changes nothing.
 var _ = Describe("errors a learner can hit", Label("errors"), func() {
+	// As with kind, status lines of the steps that ran may come first; the error is the last line, and the only
+	// one.
 	expectOneLineError := func(r framework.Result, text string) {
 		GinkgoHelper()
 		Expect(r.Code).NotTo(Equal(0), "%s", r)
-		Expect(r.Stderr).To(HavePrefix("error: "), "%s", r)
-		Expect(r.Stderr).To(ContainSubstring(text), "%s", r)
+		lines := strings.Split(strings.TrimRight(r.Stderr, "\n"), "\n")
+		last := lines[len(lines)-1]
+		Expect(last).To(HavePrefix("error: "), "%s", r)
+		Expect(last).To(ContainSubstring(text), "%s", r)
+		Expect(strings.Count(r.Stderr, "error: ")).To(Equal(1), "%s", r)
 	}
 
 	It("says when Docker is not installed", func(ctx SpecContext) {

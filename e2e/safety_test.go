@@ -48,7 +48,11 @@ var _ = Describe("safety and reliability", Label("safety"), func() {
 	It("lets only one command change the cluster at a time", func(ctx SpecContext) {
 		first := lab.Command(ctx, nil, "start", "webhook-require-limits", "--seed", "4")
 		Expect(first.Start()).To(Succeed())
-		time.Sleep(time.Second)
+		owner := filepath.Join(lab.StateDir, "clusters", lab.Cluster, "lock.owner")
+		Eventually(func() (string, error) {
+			b, err := os.ReadFile(owner)
+			return string(b), err
+		}).WithTimeout(time.Minute).WithPolling(50 * time.Millisecond).Should(ContainSubstring("lab start webhook-require-limits"))
 		second := lab.RunEnv(ctx, []string{"LAB_LOCK_WAIT=500ms"}, "reset")
 		Expect(second.Code).NotTo(Equal(0), "%s", second)
 		Expect(second.Stderr).To(MatchRegexp(`cluster \S+ is busy: pid \d+ \(.*lab start webhook-require-limits`))
