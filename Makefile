@@ -55,7 +55,7 @@ $(GINKGO): go.mod
 
 # Every scenario with several seeds (not part of `make test`).
 e2e-seeds:
-	@for s in $${SEEDS:-11 22 33}; do E2E_SEED=$$s E2E_KEEP_CLUSTER=1 $(MAKE) e2e E2E_FLAGS="--label-filter=scenarios" || exit 1; done
+	@for s in $${SEEDS:-11 22 33}; do E2E_SEED=$$s E2E_KEEP_CLUSTER=1 E2E_EXTRAS_BUDGET=24h $(MAKE) e2e E2E_FLAGS="--label-filter=scenarios" || exit 1; done
 
 bench: build
 	@KUBECTL_DIR=$$(hack/prereqs.sh) && export PATH="$$PWD/bin:$$KUBECTL_DIR:$$PATH" && $(BIN) bench $(BENCH_FLAGS)
