@@ -4,7 +4,7 @@ SHELL := /bin/bash
 GO ?= go
 BIN := bin/lab
 SCENARIO ?= taint-dedicated-node
-E2E_TIMEOUT ?= 85m
+E2E_TIMEOUT ?= 80m
 # Parallel e2e processes, each on a cluster of its own.
 E2E_PROCS ?= 2
 GINKGO := bin/ginkgo
