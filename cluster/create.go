@@ -165,6 +165,10 @@ func (p *Provider) create(ctx context.Context, name string, docker hostenv.Docke
 		Name: name, ID: newID(), Phase: PhaseCreating, NodeImage: o.NodeImage, Workers: o.Workers,
 		Created: time.Now().UTC(), Kubeconfig: p.store.Path(name, "kubeconfig"), Host: host,
 	}
+	// A same-named cluster removed behind lab's back (docker rm) left its state; none of it describes this one.
+	if err := p.store.ClearCluster(name); err != nil {
+		return nil, fmt.Errorf("clear stale state of %s: %w", name, err)
+	}
 	// The record comes first: a create interrupted from here on leaves a cluster lab knows it may replace.
 	if err := p.store.Write(name, recordFile, rec); err != nil {
 		return nil, err

@@ -89,6 +89,27 @@ func (s *Store) Remove(cluster, file string) error {
 // RemoveCluster forgets a cluster.
 func (s *Store) RemoveCluster(cluster string) error { return os.RemoveAll(s.ClusterDir(cluster)) }
 
+// ClearCluster removes everything recorded about a cluster but its lock, which the caller may hold: a new
+// cluster must not inherit the baseline, attempt or ledger of a same-named one removed behind lab's back.
+func (s *Store) ClearCluster(cluster string) error {
+	entries, err := os.ReadDir(s.ClusterDir(cluster))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Name() == "lock" || e.Name() == "lock.owner" {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(s.ClusterDir(cluster), e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // WriteFile writes data to path atomically with mode 0600, creating 0700 parents.
 func WriteFile(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {

@@ -50,3 +50,31 @@ func TestLockExcludes(t *testing.T) {
 	}
 	_ = l2.Unlock()
 }
+
+func TestClearClusterKeepsTheLock(t *testing.T) {
+	s := At(t.TempDir())
+	l, err := s.LockCluster(context.Background(), "lab", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	for _, f := range []string{"baseline.json", "attempt.json", "checks/r/report.json"} {
+		if err := WriteFile(s.Path("lab", f), []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.ClearCluster("lab"); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(s.ClusterDir("lab"))
+	var left []string
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	if strings.Join(left, ",") != "lock,lock.owner" {
+		t.Errorf("left %v, want only the lock", left)
+	}
+	if err := s.ClearCluster("never-made"); err != nil {
+		t.Errorf("clearing a cluster with no state: %v", err)
+	}
+}
