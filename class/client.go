@@ -21,6 +21,8 @@ type Membership struct {
 	URL        string `json:"url"`
 	Name       string `json:"name"`
 	LearnerKey string `json:"learnerKey"`
+	// Workspace is set in a shared-cluster class: the learner's namespace and credentials.
+	Workspace *Workspace `json:"workspace,omitempty"`
 }
 
 // Client talks to one class server as one learner.
@@ -72,7 +74,7 @@ func join(ctx context.Context, m Membership, token string) (*Client, Plan, error
 	if err != nil {
 		return nil, Plan{}, err
 	}
-	c.m.Name, c.m.LearnerKey = resp.Name, resp.LearnerKey
+	c.m.Name, c.m.LearnerKey, c.m.Workspace = resp.Name, resp.LearnerKey, resp.Workspace
 	return c, resp.local(time.Now()), nil
 }
 
