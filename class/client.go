@@ -16,11 +16,17 @@ import (
 // RequestTimeout bounds every request to the class server, so `lab check` never hangs on a server that left.
 const RequestTimeout = 10 * time.Second
 
+// JoinTimeout bounds a join, which in a shared-cluster class waits while the server creates the learner's
+// namespace, RBAC and token on that cluster: longer than RequestTimeout, and longer than ProvisionTimeout.
+const JoinTimeout = ProvisionTimeout + 30*time.Second
+
 // Membership is what a learner's lab keeps after joining, to post results later without joining again.
 type Membership struct {
 	URL        string `json:"url"`
 	Name       string `json:"name"`
 	LearnerKey string `json:"learnerKey"`
+	// Workspace is set in a shared-cluster class: the learner's namespace and credentials.
+	Workspace *Workspace `json:"workspace,omitempty"`
 }
 
 // Client talks to one class server as one learner.
@@ -59,7 +65,7 @@ func join(ctx context.Context, m Membership, token string) (*Client, Plan, error
 	}
 	c := NewClient(Membership{URL: base, Name: m.Name, LearnerKey: m.LearnerKey})
 	var resp joinResponse
-	err = c.call(ctx, http.MethodPost, "/api/join", "", joinRequest{Name: m.Name, Token: token, LearnerKey: m.LearnerKey}, &resp)
+	err = c.call(ctx, JoinTimeout, http.MethodPost, "/api/join", "", joinRequest{Name: m.Name, Token: token, LearnerKey: m.LearnerKey}, &resp)
 	var se *statusError
 	if errors.As(err, &se) {
 		switch se.status {
@@ -72,7 +78,7 @@ func join(ctx context.Context, m Membership, token string) (*Client, Plan, error
 	if err != nil {
 		return nil, Plan{}, err
 	}
-	c.m.Name, c.m.LearnerKey = resp.Name, resp.LearnerKey
+	c.m.Name, c.m.LearnerKey, c.m.Workspace = resp.Name, resp.LearnerKey, resp.Workspace
 	return c, resp.local(time.Now()), nil
 }
 
@@ -84,7 +90,7 @@ func (c *Client) Post(ctx context.Context, r Result) error {
 	if r.Learner == "" {
 		r.Learner = c.m.Name
 	}
-	err := c.call(ctx, http.MethodPost, "/api/results", c.m.LearnerKey, r, nil)
+	err := c.call(ctx, RequestTimeout, http.MethodPost, "/api/results", c.m.LearnerKey, r, nil)
 	var se *statusError
 	if errors.As(err, &se) {
 		switch se.status {
@@ -102,7 +108,7 @@ func (c *Client) Post(ctx context.Context, r Result) error {
 // is right even when the learner's clock disagrees with the instructor's.
 func (c *Client) Plan(ctx context.Context) (Plan, error) {
 	var st planState
-	if err := c.call(ctx, http.MethodGet, "/api/plan", "", nil, &st); err != nil {
+	if err := c.call(ctx, RequestTimeout, http.MethodGet, "/api/plan", "", nil, &st); err != nil {
 		return Plan{}, err
 	}
 	return st.local(time.Now()), nil
@@ -130,9 +136,9 @@ func (e *statusError) Error() string {
 	return fmt.Sprintf("class server at %s answered %d: %s", e.url, e.status, e.msg)
 }
 
-// call sends one JSON request within RequestTimeout and decodes the JSON answer into out, when given.
-func (c *Client) call(ctx context.Context, method, path, key string, in, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
+// call sends one JSON request within timeout and decodes the JSON answer into out, when given.
+func (c *Client) call(ctx context.Context, timeout time.Duration, method, path, key string, in, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var body io.Reader
 	if in != nil {

@@ -23,13 +23,14 @@ type joinRequest struct {
 }
 
 type joinResponse struct {
-	Name       string `json:"name"`
-	LearnerKey string `json:"learnerKey"`
+	Name       string     `json:"name"`
+	LearnerKey string     `json:"learnerKey"`
+	Workspace  *Workspace `json:"workspace,omitempty"`
 	planState
 }
 
 // handleJoin admits a learner holding the class token. Status codes: 400 unreadable, 401 wrong token,
-// 422 invalid name, 409 name taken.
+// 422 invalid name, 409 name taken, 502 no workspace on the shared cluster.
 func (s *Server) handleJoin(w http.ResponseWriter, r *http.Request) {
 	var req joinRequest
 	if !decodeJSON(w, r, 4<<10, &req) {
@@ -41,6 +42,11 @@ func (s *Server) handleJoin(w http.ResponseWriter, r *http.Request) {
 	}
 	if !namePattern.MatchString(req.Name) {
 		writeError(w, http.StatusUnprocessableEntity, "name %q must be 1-40 letters, digits, dots, underscores or dashes", req.Name)
+		return
+	}
+	ws, err := s.provision(r.Context(), req.Name)
+	if err != nil {
+		writeError(w, http.StatusBadGateway, "%v", err)
 		return
 	}
 	l, key, err := s.store.join(req.Name, req.LearnerKey, time.Now())
@@ -57,7 +63,7 @@ func (s *Server) handleJoin(w http.ResponseWriter, r *http.Request) {
 	state := s.planStateLocked(time.Now())
 	s.mu.Unlock()
 	s.events.notify()
-	writeJSON(w, http.StatusOK, joinResponse{Name: l.Name, LearnerKey: key, planState: state})
+	writeJSON(w, http.StatusOK, joinResponse{Name: l.Name, LearnerKey: key, Workspace: ws, planState: state})
 }
 
 func (s *Server) handlePlan(w http.ResponseWriter, _ *http.Request) {

@@ -30,6 +30,8 @@ type ServerOptions struct {
 	Plan Plan
 	// Token is the one-time class token learners join with; generated when empty.
 	Token string
+	// Workspaces, when set, gives every learner a namespace on a shared cluster at join.
+	Workspaces Provisioner
 }
 
 // Server is one running class. It serves once: Serve closes its listener and database when it returns.
@@ -40,6 +42,7 @@ type Server struct {
 	token         string
 	instructorKey string
 	events        *hub
+	workspaces    Provisioner
 
 	mu    sync.Mutex
 	plan  Plan
@@ -66,7 +69,7 @@ func NewServer(o ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{store: st, events: newHub(), board: newBoard()}
+	s := &Server{store: st, events: newHub(), board: newBoard(), workspaces: o.Workspaces}
 	if err := s.resume(o); err != nil {
 		return nil, errors.Join(err, st.close())
 	}

@@ -62,10 +62,15 @@ type Cluster struct {
 	Record
 	*kube.Clients
 	provider *kindcluster.Provider
+	// Namespace is set for a shared cluster (see Attach): the only namespace lab may change there.
+	Namespace string
 }
 
 // Nodes lists the cluster's kind nodes (containers).
 func (c *Cluster) Nodes() ([]nodes.Node, error) {
+	if c.Shared() {
+		return nil, fmt.Errorf("%s is a namespace of a shared cluster: lab reaches no node there", c.Name)
+	}
 	ns, err := c.provider.ListInternalNodes(c.Name)
 	if err != nil {
 		return nil, fmt.Errorf("list nodes of %s: %w", c.Name, err)

@@ -120,6 +120,9 @@ func (s *Session) SaveExam(e *Exam) error { return s.Store.Write(s.Cluster.Name,
 // cluster, and each is broken in order with the same setup, injection and symptom wait as Start. The record
 // is written before anything changes, so an interrupted start is repaired by `lab exam stop`.
 func (s *Session) StartMany(ctx context.Context, choose func(scenarios.Resolver) ([]*scenarios.Instance, error), seed int64, d time.Duration) (*Exam, []*scenarios.Instance, error) {
+	if s.Cluster.Shared() {
+		return nil, nil, errSharedExam
+	}
 	if err := s.resetIfNeeded(ctx); err != nil {
 		return nil, nil, err
 	}

@@ -10,8 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/cka-lab/lab/cluster"
 )
 
 // attemptRecord is the scenario in progress as the cluster itself records it. Grading reads what to grade
@@ -24,12 +22,12 @@ func (s *Session) writeRecord(ctx context.Context, a *Attempt) error {
 		return err
 	}
 	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: attemptRecord, Namespace: cluster.MarkerNamespace, Labels: map[string]string{"app.kubernetes.io/managed-by": "lab"}},
+		ObjectMeta: metav1.ObjectMeta{Name: attemptRecord, Namespace: s.recordNamespace(), Labels: map[string]string{"app.kubernetes.io/managed-by": "lab"}},
 		Data:       map[string]string{"scenario": a.Scenario, "seed": strconv.FormatInt(a.Seed, 10), "values": string(values)},
 	}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	cms := s.Cluster.Kube.CoreV1().ConfigMaps(cluster.MarkerNamespace)
+	cms := s.Cluster.Kube.CoreV1().ConfigMaps(s.recordNamespace())
 	if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); apierrors.IsNotFound(err) {
 		_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
 		return err
@@ -43,7 +41,7 @@ func (s *Session) writeRecord(ctx context.Context, a *Attempt) error {
 func (s *Session) readRecord(ctx context.Context) (*Attempt, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	cm, err := s.Cluster.Kube.CoreV1().ConfigMaps(cluster.MarkerNamespace).Get(ctx, attemptRecord, metav1.GetOptions{})
+	cm, err := s.Cluster.Kube.CoreV1().ConfigMaps(s.recordNamespace()).Get(ctx, attemptRecord, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -61,7 +59,7 @@ func (s *Session) readRecord(ctx context.Context) (*Attempt, error) {
 }
 
 func (s *Session) deleteRecord(ctx context.Context) error {
-	err := s.Cluster.Kube.CoreV1().ConfigMaps(cluster.MarkerNamespace).Delete(ctx, attemptRecord, metav1.DeleteOptions{})
+	err := s.Cluster.Kube.CoreV1().ConfigMaps(s.recordNamespace()).Delete(ctx, attemptRecord, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("remove the attempt record: %w", err)
 	}

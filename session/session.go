@@ -148,7 +148,7 @@ func (s *Session) Start(ctx context.Context, sc *scenarios.Scenario, seed int64)
 	if err := s.ensureBaseline(ctx); err != nil {
 		return nil, err
 	}
-	inst, err := sc.Instantiate(seed, resolver{ctx: ctx, c: s.Cluster})
+	inst, err := s.instantiate(ctx, sc, seed)
 	if err != nil {
 		return nil, err
 	}
@@ -228,6 +228,10 @@ func (s *Session) waitSymptom(ctx context.Context, inst *scenarios.Instance, tim
 }
 
 func (s *Session) ensureBaseline(ctx context.Context) error {
+	// A shared cluster has no baseline of lab's: reset there deletes what the attempt created, nothing more.
+	if s.Cluster.Shared() {
+		return nil
+	}
 	var b baseline.Snapshot
 	err := s.Store.Read(s.Cluster.Name, baselineFile, &b)
 	if err == nil || !errors.Is(err, state.ErrNotFound) {

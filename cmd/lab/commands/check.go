@@ -12,6 +12,7 @@ import (
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
 
+	"github.com/cka-lab/lab/class"
 	"github.com/cka-lab/lab/grader"
 	"github.com/cka-lab/lab/history"
 	"github.com/cka-lab/lab/scenarios"
@@ -76,6 +77,7 @@ func (o *checkOptions) run(ctx context.Context, f *Factory) error {
 		return err
 	}
 	recordHistory(f, attemptRecord(history.EventCheck, a, inst.Stage))
+	reportToClass(ctx, f, class.EventCheck, a, out)
 	if o.junit != "" {
 		if err := copyFile(out.JUnitReport, o.junit); err != nil {
 			return err

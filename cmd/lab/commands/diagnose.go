@@ -10,6 +10,7 @@ import (
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
 
+	"github.com/cka-lab/lab/class"
 	"github.com/cka-lab/lab/journey"
 	"github.com/cka-lab/lab/scenarios"
 	"github.com/cka-lab/lab/session"
@@ -94,6 +95,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, f *Factory) error {
 		if err := sess.Save(a); err != nil {
 			return err
 		}
+		reportToClass(cmd.Context(), f, class.EventDiagnose, a, nil)
 	}
 	if o.output == "json" {
 		out := diagnoseJSON{Stage: d.Stage, Object: d.Object, Correct: d.Correct, Recorded: first}

@@ -129,6 +129,7 @@ func gradeExam(ctx context.Context, f *Factory, sess *session.Session, e *sessio
 		})
 	}
 	recordHistory(f, recs...)
+	reportExamToClass(ctx, f, &rep, out)
 	return &rep, nil
 }
 

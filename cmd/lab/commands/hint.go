@@ -8,6 +8,8 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
+
+	"github.com/cka-lab/lab/class"
 )
 
 // HintCost is what each hint takes off the score, shown before the hint is revealed.
@@ -51,6 +53,7 @@ func newHintCmd(f *Factory) *cobra.Command {
 			if err := sess.Save(a); err != nil {
 				return err
 			}
+			reportToClass(cmd.Context(), f, class.EventHint, a, nil)
 			fmt.Fprintf(f.Out, "\n%s\n", inst.Hints[a.Hints-1])
 			return nil
 		},

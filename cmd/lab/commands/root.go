@@ -80,8 +80,11 @@ func (f *Factory) Provider() (*cluster.Provider, error) {
 	return cluster.NewProvider(cluster.WithStore(st), cluster.WithStatus(f.Status()), cluster.WithKindLogger(kindLogger())), nil
 }
 
-// Cluster returns the lab cluster after proving it is lab's.
+// Cluster returns the lab cluster after proving it is lab's, or in a shared-cluster class the learner's namespace.
 func (f *Factory) Cluster(ctx context.Context) (*cluster.Cluster, error) {
+	if c, shared, err := f.sharedCluster(); shared {
+		return c, err
+	}
 	p, err := f.Provider()
 	if err != nil {
 		return nil, err
@@ -143,7 +146,7 @@ shows an exam-style task, and grades your fix with checks against the live clust
 		newStatusCmd(f), newHintCmd(f), newSolutionCmd(f), newSSHCmd(f), newScenarioCmd(f),
 		newWebhookCmd(), newGradeCmd(f),
 		newDiagnoseCmd(f), newExplainCmd(f), newStopCmd(f), newExamCmd(f), newProgressCmd(f), newDrillCmd(f),
-		newBenchCmd(f),
+		newBenchCmd(f), newClassCmd(f), newBundleCmd(f),
 	)
 	return root
 }

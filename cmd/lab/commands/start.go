@@ -85,7 +85,7 @@ func ensureCluster(ctx context.Context, f *Factory, cat *scenarios.Catalog) erro
 	if err != nil {
 		return err
 	}
-	if _, err := p.Get(ctx, f.ClusterName); !errors.Is(err, cluster.ErrNoCluster) {
+	if _, err := f.Cluster(ctx); !errors.Is(err, cluster.ErrNoCluster) {
 		return nil
 	}
 	_, _, err = p.Create(ctx, f.ClusterName, cluster.CreateWithImages(cat.Images()))

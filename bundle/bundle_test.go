@@ -1,0 +1,283 @@
+package bundle
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// fakeDocker keeps images as the archives `docker save` would write: a few files, a directory and a symlink.
+type fakeDocker struct {
+	saved    map[string][]byte
+	ids      map[string]string
+	loaded   map[string][]entry
+	failSave bool
+	failLoad bool
+}
+
+type entry struct {
+	name, link, body string
+	kind             byte
+}
+
+func newFakeDocker(refs ...string) *fakeDocker {
+	d := &fakeDocker{saved: map[string][]byte{}, ids: map[string]string{}, loaded: map[string][]entry{}}
+	for i, ref := range refs {
+		d.ids[ref] = fmt.Sprintf("sha256:%064d", i+1)
+		d.saved[ref] = archive([]entry{
+			{name: "blobs/", kind: tar.TypeDir},
+			{name: "blobs/sha256/", kind: tar.TypeDir},
+			{name: "blobs/sha256/layer", kind: tar.TypeReg, body: strings.Repeat("layer of "+ref+" ", 1000)},
+			{name: "blobs/sha256/config", kind: tar.TypeReg, body: `{"config":"` + ref + `"}`},
+			{name: "layer.tar", kind: tar.TypeSymlink, link: "blobs/sha256/layer"},
+			{name: "repositories", kind: tar.TypeReg, body: ref},
+		})
+	}
+	return d
+}
+
+func archive(es []entry) []byte {
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	for _, e := range es {
+		h := &tar.Header{Name: e.name, Typeflag: e.kind, Linkname: e.link, Mode: 0o644, Size: int64(len(e.body))}
+		if e.kind != tar.TypeReg {
+			h.Size = 0
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			panic(err)
+		}
+		if _, err := tw.Write([]byte(e.body)); err != nil {
+			panic(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
+}
+
+func (d *fakeDocker) ImageID(_ context.Context, ref string) string { return d.ids[ref] }
+
+func (d *fakeDocker) Save(_ context.Context, ref string) (io.ReadCloser, error) {
+	if d.failSave {
+		return io.NopCloser(strings.NewReader("not a tar")), nil
+	}
+	return io.NopCloser(bytes.NewReader(d.saved[ref])), nil
+}
+
+// Load reads the archive like docker: the image is known by the reference in its repositories file.
+func (d *fakeDocker) Load(_ context.Context, r io.Reader) error {
+	if d.failLoad {
+		return errors.New("no space left on device")
+	}
+	tr := tar.NewReader(r)
+	var es []entry
+	ref := ""
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		body, err := io.ReadAll(tr)
+		if err != nil {
+			return err
+		}
+		if h.Name == "repositories" {
+			ref = string(body)
+		}
+		es = append(es, entry{name: h.Name, link: h.Linkname, body: string(body), kind: h.Typeflag})
+	}
+	d.loaded[ref], d.ids[ref] = es, fmt.Sprintf("sha256:loaded-%s", ref)
+	return nil
+}
+
+var refs = []string{"kindest/node:v1.35.4", "nginx:1.27", "busybox:1.36"}
+
+func writeBundle(t *testing.T, d Docker) (string, *Manifest) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "lab.bundle")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := NewWriter(f, "v-test")
+	for _, ref := range refs {
+		if err := w.Add(context.Background(), d, ref); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, m
+}
+
+func TestRoundTrip(t *testing.T) {
+	src := newFakeDocker(refs...)
+	path, written := writeBundle(t, src)
+	m, err := VerifyFile(path)
+	if err != nil {
+		t.Fatalf("verify a fresh bundle: %v", err)
+	}
+	if m.Lab != "v-test" || len(m.Images) != 3 || m.Size() != written.Size() {
+		t.Fatalf("manifest = %+v", m)
+	}
+	for i, img := range m.Images {
+		if img.Ref != refs[i] || img.ID != src.ids[refs[i]] || len(img.Files) != 3 {
+			t.Errorf("image %d = %+v", i, img)
+		}
+		for _, f := range img.Files {
+			if !strings.HasPrefix(f.Name, img.Dir+"/") || len(f.SHA256) != 64 {
+				t.Errorf("file %+v", f)
+			}
+		}
+	}
+
+	dst := newFakeDocker()
+	var order []string
+	ids, err := Load(context.Background(), path, m, dst, func(img Image, load func() error) error {
+		order = append(order, img.Ref)
+		return load()
+	})
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	if strings.Join(order, ",") != strings.Join(refs, ",") {
+		t.Errorf("loaded %v, want %v", order, refs)
+	}
+	for _, ref := range refs {
+		want := newFakeDocker(ref)
+		var wantEntries []entry
+		tr := tar.NewReader(bytes.NewReader(want.saved[ref]))
+		for h, err := tr.Next(); err == nil; h, err = tr.Next() {
+			body, _ := io.ReadAll(tr)
+			wantEntries = append(wantEntries, entry{name: h.Name, link: h.Linkname, body: string(body), kind: h.Typeflag})
+		}
+		if !slices.Equal(dst.loaded[ref], wantEntries) {
+			t.Errorf("%s arrived as %v, want what docker saved: %v", ref, names(dst.loaded[ref]), names(wantEntries))
+		}
+		if ids[ref] != "sha256:loaded-"+ref {
+			t.Errorf("id of %s after load = %q", ref, ids[ref])
+		}
+	}
+}
+
+func TestVerifyNamesTheCorruptedFile(t *testing.T) {
+	path, m := writeBundle(t, newFakeDocker(refs...))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(data, []byte("layer of nginx:1.27"))
+	corrupt := bytes.Clone(data)
+	corrupt[i+3] ^= 0x20
+	var ce *CorruptError
+	_, err = Verify(bytes.NewReader(corrupt))
+	if !errors.As(err, &ce) || ce.File != m.Images[1].Dir+"/blobs/sha256/layer" || !strings.Contains(err.Error(), "checksum mismatch") {
+		t.Errorf("flipped byte in nginx's layer: %v", err)
+	}
+
+	tampered := bytes.Replace(data, []byte(m.Images[2].Files[0].SHA256), []byte(strings.Repeat("0", 64)), 1)
+	if _, err := Verify(bytes.NewReader(tampered)); !errors.As(err, &ce) || ce.File != ManifestName {
+		t.Errorf("manifest edited without its checksum: %v", err)
+	}
+
+	if _, err := Verify(bytes.NewReader(data[:len(data)/2])); err == nil || !strings.Contains(err.Error(), "truncated") {
+		t.Errorf("half a bundle: %v", err)
+	}
+
+	if _, err := Verify(bytes.NewReader(archive([]entry{{name: "etc/passwd", kind: tar.TypeReg, body: "x"}}))); !errors.As(err, &ce) || ce.File != "etc/passwd" {
+		t.Errorf("a tar that is no bundle: %v", err)
+	}
+
+	if _, err := Verify(strings.NewReader("")); !errors.As(err, &ce) || ce.File != ManifestName {
+		t.Errorf("an empty file: %v", err)
+	}
+}
+
+func TestVerifyRefusesExtraAndMissingFiles(t *testing.T) {
+	m := Manifest{Format: Format, Images: []Image{{Ref: "a", Dir: "images/0", Files: []File{{Name: "images/0/x", Size: 1, SHA256: sha("x")}}}}}
+	extra := bundleOf(t, m, entry{name: "images/0/x", kind: tar.TypeReg, body: "x"}, entry{name: "images/0/y", kind: tar.TypeReg, body: "y"})
+	var ce *CorruptError
+	if _, err := Verify(bytes.NewReader(extra)); !errors.As(err, &ce) || ce.File != "images/0/y" || ce.Reason != "is not in the manifest" {
+		t.Errorf("extra file: %v", err)
+	}
+	missing := bundleOf(t, m)
+	if _, err := Verify(bytes.NewReader(missing)); !errors.As(err, &ce) || ce.File != "images/0/x" || ce.Reason != "is missing" {
+		t.Errorf("missing file: %v", err)
+	}
+	m.Format = Format + 1
+	if _, err := Verify(bytes.NewReader(bundleOf(t, m))); err == nil || !strings.Contains(err.Error(), "bundle format 2") {
+		t.Errorf("newer format: %v", err)
+	}
+}
+
+func TestSaveAndLoadFailuresAreReported(t *testing.T) {
+	d := newFakeDocker("nginx:1.27")
+	w := NewWriter(io.Discard, "v")
+	if err := w.Add(context.Background(), d, "busybox:1.36"); err == nil || !strings.Contains(err.Error(), "busybox:1.36 is not in the local Docker") {
+		t.Errorf("absent image: %v", err)
+	}
+	d.failSave = true
+	if err := w.Add(context.Background(), d, "nginx:1.27"); err == nil || !strings.Contains(err.Error(), "read docker save of nginx:1.27") {
+		t.Errorf("broken save: %v", err)
+	}
+
+	path, m := writeBundle(t, newFakeDocker(refs...))
+	dst := newFakeDocker()
+	dst.failLoad = true
+	_, err := Load(context.Background(), path, m, dst, func(_ Image, load func() error) error { return load() })
+	if err == nil || !strings.Contains(err.Error(), "load kindest/node:v1.35.4: no space left on device") {
+		t.Errorf("docker load failing: %v", err)
+	}
+}
+
+// bundleOf writes image entries and a manifest with a correct checksum.
+func bundleOf(t *testing.T, m Manifest, es ...entry) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w := NewWriter(&b, "v")
+	w.m = m
+	for _, e := range es {
+		h := &tar.Header{Name: e.name, Typeflag: e.kind, Mode: 0o644, Size: int64(len(e.body))}
+		if err := w.tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.tw.Write([]byte(e.body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func sha(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+func names(es []entry) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, fmt.Sprintf("%s(%c,%d)", e.name, e.kind, len(e.body)))
+	}
+	return out
+}

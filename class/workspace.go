@@ -1,0 +1,41 @@
+package class
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Workspace is a learner's own namespace on the instructor's shared cluster, for rooms where learners have no
+// cluster of their own.
+type Workspace struct {
+	Namespace string `json:"namespace"`
+	// Kubeconfig is a complete kubeconfig for a ServiceAccount that may change nothing outside Namespace.
+	Kubeconfig string `json:"kubeconfig"`
+}
+
+// Provisioner prepares workspaces on a shared cluster. Provision runs on every join, also when a learner joins
+// again, so it must be idempotent: the same namespace, with fresh credentials.
+type Provisioner interface {
+	Provision(ctx context.Context, learner string) (Workspace, error)
+}
+
+// ProvisionTimeout bounds the preparation of one learner's workspace: a handful of API calls, slow only on a
+// loaded shared cluster when a whole room joins at once.
+const ProvisionTimeout = 90 * time.Second
+
+// provision prepares the learner's workspace when the class runs on a shared cluster, nil otherwise. It runs
+// before the learner is stored, so a join that fails here can simply be tried again; a refused join never
+// sees the credentials it made.
+func (s *Server) provision(ctx context.Context, learner string) (*Workspace, error) {
+	if s.workspaces == nil {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, ProvisionTimeout)
+	defer cancel()
+	ws, err := s.workspaces.Provision(ctx, learner)
+	if err != nil {
+		return nil, fmt.Errorf("cannot prepare a namespace for %s on the shared cluster: %w", learner, err)
+	}
+	return &ws, nil
+}

@@ -1,0 +1,83 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cka-lab/lab/class"
+	"github.com/cka-lab/lab/exam"
+	"github.com/cka-lab/lab/grader"
+	"github.com/cka-lab/lab/session"
+)
+
+// reportToClass sends the attempt as it stands after a check, hint or diagnose to the class this machine
+// joined, if any and if the scenario is one of the class's. A failure is one warning line: the scoreboard
+// never changes a grade or an exit code.
+func reportToClass(ctx context.Context, f *Factory, event string, a *session.Attempt, out *grader.Outcome) {
+	r := class.Result{Scenario: a.Scenario, Event: event, HintsTaken: a.Hints}
+	if !a.Started.IsZero() {
+		r.TimeUsed = time.Since(a.Started).Round(time.Second)
+	}
+	if d := a.Diagnosis; d != nil {
+		r.Diagnosis, r.DiagnosisCorrect = strings.TrimSpace(d.Stage+" "+d.Object), &d.Correct
+	}
+	if out != nil && a.LastCheck != nil {
+		r.Passed, r.Score, r.MaxScore = a.LastCheck.Passed, a.LastCheck.Score, a.LastCheck.Max
+		r.ChecksPassed, r.ChecksTotal = countChecks(out.Questions...)
+	}
+	postToClass(ctx, f, r)
+}
+
+// reportExamToClass sends every graded question of an exam class as a check of its scenario.
+func reportExamToClass(ctx context.Context, f *Factory, rep *exam.Report, out *grader.Outcome) {
+	var rs []class.Result
+	for i, q := range rep.Questions {
+		r := class.Result{Scenario: q.Scenario, Event: class.EventCheck, Passed: q.Passed, Score: q.Score, MaxScore: q.Max,
+			TimeUsed: time.Duration(q.Seconds * float64(time.Second)).Round(time.Second)}
+		if i < len(out.Questions) {
+			r.ChecksPassed, r.ChecksTotal = countChecks(out.Questions[i])
+		}
+		rs = append(rs, r)
+	}
+	postToClass(ctx, f, rs...)
+}
+
+func countChecks(qs ...grader.QuestionOutcome) (passed, total int) {
+	for _, q := range qs {
+		for _, c := range q.Checks {
+			total++
+			if c.Passed {
+				passed++
+			}
+		}
+	}
+	return passed, total
+}
+
+// postToClass posts results of the class's scenarios and warns once when the server does not take them.
+func postToClass(ctx context.Context, f *Factory, rs ...class.Result) {
+	st, err := f.Store()
+	if err != nil {
+		return
+	}
+	cs, err := readClass(st)
+	if err != nil {
+		fmt.Fprintf(f.ErrOut, "warning: result not sent to the class: %v\n", err)
+		return
+	}
+	if cs == nil {
+		return
+	}
+	c := class.NewClient(cs.Membership)
+	for _, r := range rs {
+		if !cs.Plan.HasScenario(r.Scenario) {
+			continue
+		}
+		if err := c.Post(ctx, r); err != nil {
+			fmt.Fprintf(f.ErrOut, "warning: result not sent to the class: %v\n", err)
+			return
+		}
+	}
+}

@@ -1,0 +1,234 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cka-lab/lab/class"
+	"github.com/cka-lab/lab/exam"
+	"github.com/cka-lab/lab/workspace"
+)
+
+type classServeOptions struct {
+	scenarios []string
+	exam      bool
+	seed      int64
+	hasSeed   bool
+	timeLimit time.Duration
+	addr      string
+	dataDir   string
+	title     string
+	shared    string
+	output    string
+}
+
+// serveInfo is what `lab class serve` prints before it serves: the join command for the class, the
+// scoreboard link (with the instructor's key) for the instructor only.
+type serveInfo struct {
+	ClassID       string   `json:"classId"`
+	Title         string   `json:"title"`
+	Scenarios     []string `json:"scenarios"`
+	Exam          bool     `json:"exam"`
+	Seed          int64    `json:"seed"`
+	TimeLimit     string   `json:"timeLimit"`
+	URL           string   `json:"url"`
+	Token         string   `json:"token"`
+	JoinCommand   string   `json:"joinCommand"`
+	InstructorURL string   `json:"instructorUrl"`
+	InstructorKey string   `json:"instructorKey"`
+	DataDir       string   `json:"dataDir"`
+	SharedCluster string   `json:"sharedCluster,omitempty"`
+}
+
+func newClassServeCmd(f *Factory) *cobra.Command {
+	o := &classServeOptions{}
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve a class on this machine until Ctrl-C: prints the learners' join command and your scoreboard link",
+		Long: `serve starts the class server for learners on the LAN and keeps it running until Ctrl-C. Results are
+kept in --data-dir: serving again with the same directory resumes the class (its plan, clock, token and
+results); a new class needs a new directory. The scoreboard link carries the instructor key, which
+pauses, resumes and extends the class, reveals hints to everyone and exports CSV and JUnit: keep it private.
+
+With --shared-cluster, learners need no cluster of their own: each gets a namespace (lab-<name>) on the
+cluster of that kubeconfig, with admin rights in it and nothing beyond, and lab runs their scenarios there.
+Only scenarios whose faults stay inside one namespace can run that way; others are refused here.`,
+		Example: `  lab class serve --time-limit 60m
+  lab class serve --scenarios bad-image-tag,init-missing-config-key --seed 7 --data-dir ~/classes/tuesday
+  lab class serve --exam --time-limit 120m
+  lab class serve --shared-cluster ~/.kube/room.yaml --scenarios bad-image-tag,readiness-probe-wrong-path`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.hasSeed = cmd.Flags().Changed("seed")
+			plan, err := o.validate(f)
+			if err != nil {
+				return err
+			}
+			return o.run(cmd.Context(), f, plan)
+		},
+	}
+	c.Flags().StringSliceVar(&o.scenarios, "scenarios", nil, "the class's scenarios, in order (comma-separated ids; default: the whole catalogue)")
+	c.Flags().BoolVar(&o.exam, "exam", false, "an exam drill: every learner gets the scenarios at once, on one clock, graded together")
+	c.Flags().Int64Var(&o.seed, "seed", 0, "variant seed every learner gets (random when unset)")
+	c.Flags().DurationVar(&o.timeLimit, "time-limit", 60*time.Minute, "time for the whole class")
+	c.Flags().StringVar(&o.addr, "addr", class.DefaultAddr, "listen address (every interface by default, so the LAN can join)")
+	c.Flags().StringVar(&o.dataDir, "data-dir", "", "where the class and its results are kept (default: class-server in lab's state directory)")
+	c.Flags().StringVar(&o.title, "title", "", "the class's title on the scoreboard (default: CKA class)")
+	c.Flags().StringVar(&o.shared, "shared-cluster", "", "kubeconfig of a cluster to give each learner a namespace on (cluster-admin)")
+	c.Flags().StringVarP(&o.output, "output", "o", "", "output format: json (one line, printed before serving)")
+	return c
+}
+
+// validate checks the flags and the scenarios before anything listens or touches a cluster.
+func (o *classServeOptions) validate(f *Factory) (class.Plan, error) {
+	if err := validateOutput(o.output); err != nil {
+		return class.Plan{}, err
+	}
+	if o.timeLimit < time.Minute || o.timeLimit > 24*time.Hour {
+		return class.Plan{}, fmt.Errorf("--time-limit must be between 1m and 24h, got %s", o.timeLimit)
+	}
+	if o.exam && o.shared != "" {
+		return class.Plan{}, errors.New("--exam needs a cluster per learner: an exam breaks several namespaces at once, which a shared cluster's namespace cannot hold; drop --exam or --shared-cluster")
+	}
+	cat, err := f.Catalog()
+	if err != nil {
+		return class.Plan{}, err
+	}
+	if len(o.scenarios) == 0 && o.shared != "" {
+		return class.Plan{}, errors.New("--shared-cluster needs --scenarios: name the namespace-scoped ones the class runs (for example bad-image-tag,readiness-probe-wrong-path)")
+	}
+	if len(o.scenarios) == 0 {
+		o.scenarios = cat.IDs()
+	}
+	if !o.hasSeed {
+		o.seed = rand.Int64N(1_000_000)
+	}
+	plan := class.Plan{Title: o.title, Scenarios: o.scenarios, Exam: o.exam, Seed: o.seed, TimeLimit: o.timeLimit}
+	for _, id := range o.scenarios {
+		if _, err := cat.Get(id); err != nil {
+			return class.Plan{}, err
+		}
+	}
+	if o.shared != "" {
+		if err := confinable(f, plan); err != nil {
+			return class.Plan{}, err
+		}
+	}
+	return plan, nil
+}
+
+// confinable refuses a plan with a scenario that would reach beyond a learner's namespace, naming every such
+// scenario (sorted) with its reason in one line, so the instructor fixes --scenarios once.
+func confinable(f *Factory, plan class.Plan) error {
+	cat, err := f.Catalog()
+	if err != nil {
+		return err
+	}
+	var refused []string
+	for _, id := range slices.Sorted(slices.Values(plan.Scenarios)) {
+		sc, err := cat.Get(id)
+		if err != nil {
+			return err
+		}
+		_, err = exam.Confine(sc, plan.Seed, exam.Nodeless{}, workspace.NamespaceFor("learner"))
+		var r *exam.RefusedError
+		switch {
+		case errors.As(err, &r):
+			refused = append(refused, r.Scenario+" ("+r.Reason+")")
+		case err != nil:
+			return err
+		}
+	}
+	if len(refused) > 0 {
+		return fmt.Errorf("a shared cluster runs only namespace-scoped scenarios; remove from --scenarios: %s", strings.Join(refused, ", "))
+	}
+	return nil
+}
+
+func (o *classServeOptions) run(ctx context.Context, f *Factory, plan class.Plan) error {
+	if o.dataDir == "" {
+		st, err := f.Store()
+		if err != nil {
+			return err
+		}
+		o.dataDir = filepath.Join(st.Root(), "class-server")
+	}
+	var prov *workspace.Provisioner
+	opts := class.ServerOptions{Addr: o.addr, DataDir: o.dataDir, Plan: plan}
+	if o.shared != "" {
+		var err error
+		if prov, err = sharedProvisioner(ctx, o.shared); err != nil {
+			return err
+		}
+		opts.Workspaces = prov
+	}
+	srv, err := class.NewServer(opts)
+	if err != nil {
+		return err
+	}
+	// A resumed class keeps its stored plan, which the checks above did not see.
+	plan = srv.Plan()
+	if prov != nil {
+		prov.ClassID = plan.ClassID
+		if err := confinable(f, plan); err != nil {
+			return errors.Join(fmt.Errorf("class %s in %s: %w", plan.ClassID, o.dataDir, err), stopServer(srv))
+		}
+	}
+	info := serveInfo{ClassID: plan.ClassID, Title: plan.Title, Scenarios: plan.Scenarios, Exam: plan.Exam, Seed: plan.Seed,
+		TimeLimit: plan.TimeLimit.String(), URL: srv.URL(), Token: srv.Token(), JoinCommand: srv.JoinCommand(),
+		InstructorURL: srv.InstructorURL(), InstructorKey: srv.InstructorKey(), DataDir: o.dataDir, SharedCluster: o.shared}
+	if o.output == "json" {
+		if err := json.NewEncoder(f.Out).Encode(info); err != nil {
+			return errors.Join(err, stopServer(srv))
+		}
+	} else {
+		printServeInfo(f.Out, info, plan.TimeLeft(time.Now()))
+	}
+	return srv.Serve(ctx)
+}
+
+// sharedProvisioner connects to the shared cluster and proves the instructor's rights there before anyone joins.
+func sharedProvisioner(ctx context.Context, kubeconfig string) (*workspace.Provisioner, error) {
+	prov, err := workspace.New(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := prov.Check(ctx); err != nil {
+		return nil, err
+	}
+	return prov, nil
+}
+
+// stopServer closes a server that will not serve (its listener and class data).
+func stopServer(srv *class.Server) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return srv.Serve(ctx)
+}
+
+func printServeInfo(w io.Writer, in serveInfo, left time.Duration) {
+	kind := "practice, one scenario after the other"
+	if in.Exam {
+		kind = "exam, every scenario at once"
+	}
+	fmt.Fprintf(w, "Class %q (%s): %s, seed %d, %s left of %s\n", in.Title, in.ClassID, kind, in.Seed, shortDuration(left), in.TimeLimit)
+	fmt.Fprintf(w, "Scenarios: %s\n", strings.Join(in.Scenarios, ", "))
+	if in.SharedCluster != "" {
+		fmt.Fprintf(w, "Shared cluster: %s (each learner gets a namespace lab-<name>)\n", in.SharedCluster)
+	}
+	fmt.Fprintf(w, "\nLearners join with:\n  %s\n\n", in.JoinCommand)
+	fmt.Fprintf(w, "Scoreboard and controls (instructor only: the link carries your key):\n  %s\n\n", in.InstructorURL)
+	fmt.Fprintf(w, "Results are kept in %s; serving it again resumes this class. Ctrl-C stops the server.\n", in.DataDir)
+}

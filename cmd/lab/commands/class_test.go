@@ -1,0 +1,157 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cka-lab/lab/class"
+	"github.com/cka-lab/lab/grader"
+	"github.com/cka-lab/lab/session"
+	"github.com/cka-lab/lab/state"
+)
+
+// joinedClass serves a class of bad-image-tag and joins it as alice in a fresh state directory.
+func joinedClass(t *testing.T) (*class.Server, func()) {
+	t.Helper()
+	t.Setenv("LAB_STATE_DIR", t.TempDir())
+	srv, err := class.NewServer(class.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir(),
+		Plan: class.Plan{Scenarios: []string{"bad-image-tag"}, TimeLimit: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	stop := func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}
+	c, plan, err := class.Join(ctx, srv.URL(), "alice", srv.Token())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := state.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeClass(st, &classState{Membership: c.Membership(), Plan: plan}); err != nil {
+		t.Fatal(err)
+	}
+	return srv, stop
+}
+
+func TestReportToClass(t *testing.T) {
+	srv, stop := joinedClass(t)
+	var errOut bytes.Buffer
+	f := &Factory{Out: &bytes.Buffer{}, ErrOut: &errOut}
+	ctx := context.Background()
+	a := &session.Attempt{Scenario: "bad-image-tag", Started: time.Now().Add(-2 * time.Minute), Hints: 1,
+		LastCheck: &session.CheckNote{Passed: true, Score: 5, Max: 6},
+		Diagnosis: &session.Diagnosis{Stage: "runtime", Correct: true}}
+	out := &grader.Outcome{Questions: []grader.QuestionOutcome{{Checks: []grader.CheckOutcome{{Passed: true}, {Passed: true}, {Passed: false}}}}}
+	reportToClass(ctx, f, class.EventCheck, a, out)
+	if errOut.Len() > 0 {
+		t.Fatalf("a reachable class warned: %s", errOut.String())
+	}
+	row := exportRow(t, srv, "alice")
+	for col, want := range map[string]string{"status": "passed", "score": "5", "max_score": "6", "checks_passed": "2", "checks_total": "3", "hints_taken": "1"} {
+		if row[col] != want {
+			t.Errorf("scoreboard %s = %q, want %q (row %v)", col, row[col], want, row)
+		}
+	}
+
+	stop()
+	reportToClass(ctx, f, class.EventHint, a, nil)
+	if lines := strings.Split(strings.TrimSpace(errOut.String()), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "warning: result not sent to the class: cannot reach class server") {
+		t.Errorf("a class server that is gone: %q, want one warning line", errOut.String())
+	}
+	errOut.Reset()
+	reportToClass(ctx, f, class.EventCheck, &session.Attempt{Scenario: "taint-dedicated-node"}, out)
+	if errOut.Len() > 0 {
+		t.Errorf("a scenario outside the class was sent: %s", errOut.String())
+	}
+}
+
+func TestClassMembershipIsPrivate(t *testing.T) {
+	_, stop := joinedClass(t)
+	defer stop()
+	st, err := state.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(classPath(st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o600 {
+		t.Errorf("%s is %v, want 0600: it holds the learner's key", classPath(st), info.Mode().Perm())
+	}
+	cs, err := readClass(st)
+	if err != nil || cs.Membership.Name != "alice" || cs.scenarioID() != "bad-image-tag" {
+		t.Fatalf("read back %+v, %v", cs, err)
+	}
+	if err := removeClass(st); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := currentClass(&Factory{}); !errors.Is(err, errNoClass) {
+		t.Errorf("after leaving: %v, want errNoClass", err)
+	}
+}
+
+func TestClassServeRefusesWhatASharedClusterCannotRun(t *testing.T) {
+	t.Setenv("LAB_STATE_DIR", t.TempDir())
+	for args, want := range map[string]string{
+		"--shared-cluster k --scenarios webhook-require-limits,bad-image-tag,taint-dedicated-node": "error: a shared cluster runs only namespace-scoped scenarios; remove from --scenarios: " +
+			"taint-dedicated-node (var node: lab reaches no node from a learner's namespace), webhook-require-limits (it reaches beyond its namespace (a webhook fault))",
+		"--shared-cluster k --exam":         "error: --exam needs a cluster per learner",
+		"--shared-cluster k":                "error: --shared-cluster needs --scenarios",
+		"--scenarios bad-image-tagg":        `error: unknown scenario "bad-image-tagg"`,
+		"--time-limit 30s":                  "error: --time-limit must be between 1m and 24h",
+		"--scenarios bad-image-tag -o yaml": `error: unknown output format "yaml"`,
+	} {
+		var out, errOut bytes.Buffer
+		code := Main(append([]string{"class", "serve"}, strings.Fields(args)...), &out, &errOut)
+		if code != 1 || !strings.HasPrefix(errOut.String(), want) || strings.Count(errOut.String(), "\n") != 1 {
+			t.Errorf("lab class serve %s: exit %d, %q; want one line starting %q", args, code, errOut.String(), want)
+		}
+	}
+}
+
+// exportRow reads a learner's row of the class's CSV export, by column name.
+func exportRow(t *testing.T, srv *class.Server, name string) map[string]string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, srv.URL()+"/api/export.csv", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+srv.InstructorKey())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	records, err := csv.NewReader(resp.Body).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range records[1:] {
+		if r[0] == name {
+			row := map[string]string{}
+			for i, col := range records[0] {
+				row[col] = r[i]
+			}
+			return row
+		}
+	}
+	t.Fatalf("%s is not in the export: %v", name, records)
+	return nil
+}

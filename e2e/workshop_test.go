@@ -1,0 +1,404 @@
+package e2e
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cka-lab/lab/e2e/framework"
+	"github.com/cka-lab/lab/images"
+	"github.com/cka-lab/lab/scenarios"
+)
+
+type bundleOut struct {
+	Images []struct {
+		Ref string `json:"ref"`
+		ID  string `json:"id"`
+	} `json:"images"`
+}
+
+type serveOut struct {
+	ClassID       string `json:"classId"`
+	URL           string `json:"url"`
+	Token         string `json:"token"`
+	InstructorKey string `json:"instructorKey"`
+}
+
+// boardOut is the scoreboard as its event stream sends it.
+type boardOut struct {
+	Learners []struct {
+		Name  string             `json:"name"`
+		Cells map[string]cellOut `json:"cells"`
+	} `json:"learners"`
+}
+
+type cellOut struct {
+	Status       string `json:"status"`
+	ChecksPassed int    `json:"checksPassed"`
+	ChecksTotal  int    `json:"checksTotal"`
+}
+
+// Workshops through the built binary, on the suite's cluster: one checked bundle carries every image to a
+// machine without a registry; a class runs on a learner's own cluster; and on a shared cluster learners work
+// side by side, each in a namespace no other learner can read or change.
+var _ = Describe("workshops", Ordered, Label("workshop"), func() {
+	cat, err := scenarios.Builtin()
+	if err != nil {
+		panic(err)
+	}
+	image, _ := cat.Get("bad-image-tag")
+
+	It("carries every image in one bundle and refuses a corrupted one", func(ctx SpecContext) {
+		dir, err := os.MkdirTemp("", "lab-ws-bundle-")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(os.RemoveAll, dir)
+		path := filepath.Join(dir, "lab-images.tar")
+		// The node image is stood in for by a tiny image of this run's own: removing and loading it back touches
+		// no image that other clusters on this machine use, and saves copying the 1.8 GB node image twice.
+		node := standInImage(ctx, "lab-e2e-bundle-node:"+lab.Cluster)
+		before := images.LocalID(ctx, node)
+
+		r := lab.RunEnv(ctx, []string{"LAB_NODE_IMAGE=" + node}, "bundle", "save", path, "-o", "json")
+		Expect(r.Code).To(Equal(0), "lab bundle save\n%s", r)
+		fmt.Fprintf(GinkgoWriter, "lab bundle save took %s\n", r.Took.Round(time.Second))
+		saved := framework.JSON[bundleOut](r)
+		refs := map[string]string{}
+		standIn := -1
+		for i, img := range saved.Images {
+			refs[img.Ref] = img.ID
+			if img.Ref == node {
+				standIn = i
+			}
+		}
+		Expect(refs).To(HaveKeyWithValue(node, before))
+		for _, ref := range cat.Images() {
+			Expect(refs).To(HaveKeyWithValue(ref, images.LocalID(ctx, ref)))
+		}
+
+		By("removing the node image and loading it back from the bundle")
+		removeImage(ctx, node)
+		r = lab.MustRun(ctx, "bundle", "load", path, "-o", "json")
+		fmt.Fprintf(GinkgoWriter, "lab bundle load took %s\n", r.Took.Round(time.Second))
+		for _, img := range framework.JSON[bundleOut](r).Images {
+			Expect(img.ID).To(Equal(refs[img.Ref]), "%s came back with another ID", img.Ref)
+		}
+		Expect(images.LocalID(ctx, node)).To(Equal(before))
+
+		By("refusing a bundle with one flipped byte, naming the file, and loading nothing")
+		removeImage(ctx, node)
+		name, offset := largestFile(path, fmt.Sprintf("images/%d/", standIn))
+		flipByte(path, offset)
+		r = lab.Run(ctx, "bundle", "load", path)
+		Expect(r.Code).To(Equal(1), "%s", r)
+		Expect(lastLine(r.Stderr)).To(HavePrefix("error: bundle " + path + " is refused, nothing was loaded: " + name + ": checksum mismatch"))
+		Expect(strings.Count(r.Stderr, "error:")).To(Equal(1), "%s", r)
+		Expect(images.LocalID(ctx, node)).To(BeEmpty())
+	}, SpecTimeout(10*time.Minute))
+
+	It("runs a class on the learner's own cluster and reports every check", func(ctx SpecContext) {
+		srv := serveClass(ctx, "--scenarios", image.ID, "--seed", fmt.Sprint(seed))
+		DeferCleanup(func(ctx SpecContext) { lab.Run(ctx, "class", "leave"); lab.Run(ctx, "reset") })
+		r := lab.MustRun(ctx, "class", "join", srv.URL, "--name", "dana", "--token", srv.Token)
+		Expect(r.Stdout).To(ContainSubstring("Task"))
+		fmt.Fprintf(GinkgoWriter, "$ lab class join\n%s%s", r.Stderr, r.Stdout)
+		inst := attemptInstance(lab.MustRun(ctx, "status", "-o", "json"), image.ID)
+
+		r = lab.Run(ctx, "check", "--wait", "0s")
+		Expect(r.Code).To(Equal(1), "a broken scenario passed:\n%s", r)
+		fmt.Fprintf(GinkgoWriter, "$ lab check --wait 0s\n%s", r.Stdout)
+		Expect(boardCell(ctx, srv.URL, "dana", image.ID).Status).To(Equal("failed"))
+		for _, step := range inst.Solution {
+			solveStep(ctx, step, func() framework.Result { return lab.Shell(ctx, step) })
+		}
+		r = lab.MustRun(ctx, "check")
+		fmt.Fprintf(GinkgoWriter, "$ lab check\n%s$ lab class status\n%s", r.Stdout, lab.MustRun(ctx, "class", "status").Stdout)
+		Expect(boardCell(ctx, srv.URL, "dana", image.ID).Status).To(Equal("passed"))
+		Expect(lab.Run(ctx, "class", "next").Stderr).To(ContainSubstring("is the last scenario of class"))
+	}, SpecTimeout(10*time.Minute))
+
+	It("gives each learner on a shared cluster a namespace no other learner can reach", func(ctx SpecContext) {
+		probe, _ := cat.Get("readiness-probe-wrong-path")
+		srv := serveClass(ctx, "--shared-cluster", lab.Kubeconfig(), "--scenarios", probe.ID+","+image.ID, "--seed", fmt.Sprint(seed))
+		DeferCleanup(func(ctx SpecContext) {
+			k := framework.Kubectl()
+			for _, kind := range []string{"namespaces", "clusterrolebindings", "clusterroles"} {
+				out, err := exec.CommandContext(ctx, k, "--kubeconfig", lab.Kubeconfig(), "delete", kind, "-l", "lab.cka/class="+srv.ClassID, "--wait=false").CombinedOutput()
+				Expect(err).NotTo(HaveOccurred(), "%s", out)
+			}
+		})
+		names := []string{"alice", "bob", "carol.s"}
+		ls := make([]*learner, len(names))
+		var wg sync.WaitGroup
+		for i, name := range names {
+			ls[i] = newLearner(name)
+			wg.Go(func() {
+				defer GinkgoRecover()
+				ls[i].solve(ctx, srv, probe)
+			})
+		}
+		wg.Wait()
+
+		By("showing every learner's pass on the scoreboard")
+		for _, l := range ls {
+			c := boardCell(ctx, srv.URL, l.name, probe.ID)
+			Expect(c.Status).To(Equal("passed"), "%s", l.name)
+			Expect(c.ChecksPassed).To(Equal(c.ChecksTotal))
+		}
+
+		By("keeping each learner out of the others' namespaces")
+		for _, l := range ls {
+			Expect(l.kubectl(ctx, "auth", "can-i", "delete", "deployments", "-n", l.ns)).To(Equal("yes"))
+			Expect(l.kubectl(ctx, "auth", "can-i", "create", "namespaces")).To(Equal("no"))
+			Expect(l.kubectl(ctx, "auth", "can-i", "create", "clusterrolebindings")).To(Equal("no"))
+			for _, other := range ls {
+				if other == l {
+					continue
+				}
+				for _, verb := range []string{"get", "list", "delete", "patch"} {
+					Expect(l.kubectl(ctx, "auth", "can-i", verb, "pods", "-n", other.ns)).To(Equal("no"), "%s %s pods in %s", l.name, verb, other.ns)
+				}
+				Expect(l.kubectl(ctx, "get", "deployments", "-n", other.ns)).To(ContainSubstring("Forbidden"))
+				Expect(l.kubectl(ctx, "delete", "deployment", other.app, "-n", other.ns)).To(ContainSubstring("Forbidden"))
+			}
+		}
+
+		By("emptying each namespace when its learner leaves")
+		for _, l := range ls {
+			r := l.lab(ctx, "class", "leave")
+			Expect(r.Code).To(Equal(0), "%s leaves\n%s", l.name, r)
+			// Deleted Deployments go once their garbage collection finishes, which a loaded machine slows down.
+			Eventually(func(g Gomega) []appsv1.Deployment {
+				left, err := clients.Kube.AppsV1().Deployments(l.ns).List(ctx, metav1.ListOptions{})
+				g.Expect(err).NotTo(HaveOccurred())
+				return left.Items
+			}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(2*time.Second).Should(BeEmpty(), "%s keeps Deployments", l.ns)
+		}
+	}, SpecTimeout(15*time.Minute))
+})
+
+// standInImage imports a one-file image under ref, unique to this run, and removes it when the spec ends.
+func standInImage(ctx context.Context, ref string) string {
+	GinkgoHelper()
+	var layer bytes.Buffer
+	tw := tar.NewWriter(&layer)
+	content := []byte(fmt.Sprintf("lab e2e bundle stand-in %s %d\n", ref, time.Now().UnixNano()))
+	Expect(tw.WriteHeader(&tar.Header{Name: "stand-in", Mode: 0o644, Size: int64(len(content))})).To(Succeed())
+	_, err := tw.Write(content)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(tw.Close()).To(Succeed())
+	cmd := exec.CommandContext(ctx, "docker", "import", "-", ref)
+	cmd.Stdin = &layer
+	out, err := cmd.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "docker import: %s", out)
+	DeferCleanup(func(ctx SpecContext) {
+		if images.LocalID(ctx, ref) != "" {
+			removeImage(ctx, ref)
+		}
+	})
+	return ref
+}
+
+func removeImage(ctx context.Context, ref string) {
+	GinkgoHelper()
+	out, err := exec.CommandContext(ctx, "docker", "rmi", ref).CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "docker rmi: %s", out)
+	Expect(images.LocalID(ctx, ref)).To(BeEmpty())
+}
+
+// learner is one machine of a shared-cluster class: its own state directory, then its kubeconfig.
+type learner struct {
+	name, dir, ns, app, kubeconfig string
+}
+
+func newLearner(name string) *learner {
+	dir, err := os.MkdirTemp("", "lab-ws-"+name+"-")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(os.RemoveAll, dir)
+	return &learner{name: name, dir: dir}
+}
+
+func (l *learner) lab(ctx context.Context, args ...string) framework.Result {
+	return lab.RunEnv(ctx, []string{"LAB_STATE_DIR=" + l.dir, "KUBECONFIG=" + l.kubeconfig}, args...)
+}
+
+// kubectl runs kubectl with the learner's credentials and returns its trimmed output, errors included.
+func (l *learner) kubectl(ctx context.Context, args ...string) string {
+	out, _ := exec.CommandContext(ctx, framework.Kubectl(), append([]string{"--kubeconfig", l.kubeconfig}, args...)...).CombinedOutput()
+	return strings.TrimSpace(string(out))
+}
+
+// solve joins, which starts the class's first scenario in the learner's namespace, applies the reference
+// solution there with the learner's kubeconfig, and checks.
+func (l *learner) solve(ctx context.Context, srv serveOut, sc *scenarios.Scenario) {
+	r := l.lab(ctx, "class", "join", srv.URL, "--name", l.name, "--token", srv.Token)
+	Expect(r.Code).To(Equal(0), "%s joins\n%s", l.name, r)
+	var st struct {
+		Namespace string `json:"namespace"`
+	}
+	Expect(json.Unmarshal([]byte(l.lab(ctx, "class", "status", "-o", "json").Stdout), &st)).To(Succeed())
+	l.ns, l.kubeconfig = st.Namespace, filepath.Join(l.dir, "clusters", "shared-"+st.Namespace, "kubeconfig")
+	Expect(r.Stdout).To(ContainSubstring("namespace " + l.ns))
+	inst := attemptInstance(l.lab(ctx, "status", "-o", "json"), sc.ID)
+	Expect(inst.Values["ns"]).To(Equal(l.ns))
+	l.app = inst.Values["app"]
+	for _, step := range inst.Solution {
+		solveStep(ctx, step, func() framework.Result {
+			cmd := exec.CommandContext(ctx, "bash", "-eo", "pipefail", "-c", step)
+			cmd.Env = append(os.Environ(), "KUBECONFIG="+l.kubeconfig, "PATH="+filepath.Dir(framework.Kubectl())+":"+os.Getenv("PATH"))
+			return framework.RunCmd(cmd)
+		})
+	}
+	r = l.lab(ctx, "check", "-o", "json")
+	Expect(r.Code).To(Equal(0), "%s checks\n%s", l.name, r)
+	Expect(framework.JSON[checkJSON](r).Passed).To(BeTrue())
+}
+
+// solveStep runs one step of a reference solution until it succeeds. The steps are idempotent, and a step that
+// waits (rollout status --timeout=90s) can run out of time while several learners' rollouts share a loaded
+// machine: then it is run again, within a bound.
+func solveStep(ctx context.Context, step string, run func() framework.Result) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		r := run()
+		g.Expect(r.Code).To(Equal(0), "step: %s\n%s", step, r)
+	}).WithContext(ctx).WithTimeout(5 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
+}
+
+// serveClass runs `lab class serve` on a free loopback port until the spec ends.
+func serveClass(ctx context.Context, args ...string) serveOut {
+	GinkgoHelper()
+	dir, err := os.MkdirTemp("", "lab-ws-class-")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(os.RemoveAll, dir)
+	cmd := lab.Command(context.WithoutCancel(ctx), nil, append([]string{"class", "serve", "--addr", "127.0.0.1:0", "--data-dir", dir, "-o", "json"}, args...)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	Expect(err).NotTo(HaveOccurred())
+	Expect(cmd.Start()).To(Succeed())
+	DeferCleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		Expect(cmd.Wait()).To(Succeed(), "lab class serve: %s", stderr.String())
+	})
+	line, err := bufio.NewReader(stdout).ReadBytes('\n')
+	Expect(err).NotTo(HaveOccurred(), "lab class serve printed nothing: %s", stderr.String())
+	var s serveOut
+	Expect(json.Unmarshal(line, &s)).To(Succeed())
+	return s
+}
+
+// boardCell reads one cell of the scoreboard from the first board event of the page's stream.
+func boardCell(ctx context.Context, url, name, scenario string) cellOut {
+	GinkgoHelper()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/api/events", nil)
+	Expect(err).NotTo(HaveOccurred())
+	resp, err := http.DefaultClient.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var b boardOut
+		Expect(json.Unmarshal([]byte(data), &b)).To(Succeed())
+		for _, l := range b.Learners {
+			if l.Name == name {
+				return l.Cells[scenario]
+			}
+		}
+		Fail(fmt.Sprintf("%s is not on the scoreboard: %s", name, data))
+	}
+	Fail("the scoreboard stream ended without a board")
+	return cellOut{}
+}
+
+// attemptInstance rebuilds the running attempt's instance from `lab status -o json`.
+func attemptInstance(r framework.Result, id string) *scenarios.Instance {
+	GinkgoHelper()
+	cat, err := scenarios.Builtin()
+	Expect(err).NotTo(HaveOccurred())
+	sc, err := cat.Get(id)
+	Expect(err).NotTo(HaveOccurred())
+	st := framework.JSON[statusJSON](r)
+	inst, err := sc.WithValues(st.Attempt.Seed, st.Attempt.Values)
+	Expect(err).NotTo(HaveOccurred())
+	return inst
+}
+
+// largestFile finds the largest file under prefix in a tar archive, and where its data starts.
+func largestFile(path, prefix string) (string, int64) {
+	GinkgoHelper()
+	f, err := os.Open(path)
+	Expect(err).NotTo(HaveOccurred())
+	defer f.Close()
+	cr := &countingReader{r: f}
+	tr := tar.NewReader(cr)
+	var name string
+	var offset, size int64
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		Expect(err).NotTo(HaveOccurred())
+		if name != "" && !strings.HasPrefix(h.Name, prefix) {
+			break // an image's files are one run
+		}
+		if strings.HasPrefix(h.Name, prefix) && h.Typeflag == tar.TypeReg && h.Size > size {
+			name, offset, size = h.Name, cr.n, h.Size
+		}
+	}
+	Expect(name).NotTo(BeEmpty(), "no file under %s", prefix)
+	return name, offset + size/2
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func flipByte(path string, offset int64) {
+	GinkgoHelper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	Expect(err).NotTo(HaveOccurred())
+	defer f.Close()
+	b := make([]byte, 1)
+	_, err = f.ReadAt(b, offset)
+	Expect(err).NotTo(HaveOccurred())
+	b[0] ^= 0xff
+	_, err = f.WriteAt(b, offset)
+	Expect(err).NotTo(HaveOccurred())
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}

@@ -1,0 +1,123 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// newFake is a Provisioner on a fake cluster that issues numbered tokens.
+func newFake(objs ...runtime.Object) (*Provisioner, *fake.Clientset) {
+	kc := fake.NewClientset(objs...)
+	issued := 0
+	kc.PrependReactor("create", "serviceaccounts", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() != "token" {
+			return false, nil, nil
+		}
+		issued++
+		return true, &authenticationv1.TokenRequest{Status: authenticationv1.TokenRequestStatus{Token: fmt.Sprintf("token-%d", issued)}}, nil
+	})
+	return &Provisioner{Kube: kc, Server: "https://shared.example:6443", CAData: []byte("ca"), ClassID: "class-1"}, kc
+}
+
+func TestProvisionConfinesTheLearnerToANamespace(t *testing.T) {
+	p, kc := newFake()
+	ctx := context.Background()
+	ws, err := p.Provision(ctx, "Alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws.Namespace != "lab-alice" {
+		t.Fatalf("namespace = %q, want lab-alice", ws.Namespace)
+	}
+	ns, err := kc.CoreV1().Namespaces().Get(ctx, "lab-alice", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ns.Labels[ClassLabel] != "class-1" || ns.Annotations[learnerAnno] != "alice" {
+		t.Errorf("namespace metadata = %v %v", ns.Labels, ns.Annotations)
+	}
+	rb, err := kc.RbacV1().RoleBindings("lab-alice").Get(ctx, adminBinding, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rb.RoleRef.Kind != "ClusterRole" || rb.RoleRef.Name != "admin" || len(rb.Subjects) != 1 ||
+		rb.Subjects[0].Name != serviceAccount || rb.Subjects[0].Namespace != "lab-alice" {
+		t.Errorf("admin binding = %+v", rb)
+	}
+	crb, err := kc.RbacV1().ClusterRoleBindings().Get(ctx, learnerRole+":lab-alice", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr, err := kc.RbacV1().ClusterRoles().Get(ctx, crb.RoleRef.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range cr.Rules {
+		for _, v := range r.Verbs {
+			if v != "get" && v != "list" && v != "watch" && !(v == "create" && r.Resources[0] == "subjectaccessreviews") {
+				t.Errorf("the cluster-wide grant changes something: %+v", r)
+			}
+		}
+	}
+	if crb.Subjects[0].Name != serviceAccount || crb.Subjects[0].Namespace != "lab-alice" {
+		t.Errorf("cluster-wide binding subjects = %+v", crb.Subjects)
+	}
+
+	cfg, err := clientcmd.Load([]byte(ws.Kubeconfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cfg.Contexts[cfg.CurrentContext]
+	if c.Namespace != "lab-alice" || cfg.AuthInfos[c.AuthInfo].Token != "token-1" || cfg.Clusters[c.Cluster].Server != p.Server ||
+		string(cfg.Clusters[c.Cluster].CertificateAuthorityData) != "ca" {
+		t.Errorf("kubeconfig = %s", ws.Kubeconfig)
+	}
+
+	again, err := p.Provision(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Namespace != "lab-alice" || again.Kubeconfig == ws.Kubeconfig {
+		t.Errorf("joining again: namespace %s, new token %t; want lab-alice with a new token", again.Namespace, again.Kubeconfig != ws.Kubeconfig)
+	}
+}
+
+func TestLearnersNeverShareANamespace(t *testing.T) {
+	foreign := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "lab-dev"}}
+	p, _ := newFake(foreign)
+	ctx := context.Background()
+	got := map[string]string{}
+	for _, learner := range []string{"a.b", "a_b", "A-B", "dev"} {
+		ws, err := p.Provision(ctx, learner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if other, taken := got[ws.Namespace]; taken {
+			t.Errorf("%s and %s share namespace %s", other, learner, ws.Namespace)
+		}
+		got[ws.Namespace] = learner
+	}
+	if got["lab-dev"] != "" || got["lab-dev-2"] != "dev" {
+		t.Errorf("a namespace lab did not create was handed out: %v", got)
+	}
+	if got["lab-a-b"] != "a.b" || got["lab-a-b-2"] != "a_b" || got["lab-a-b-3"] != "A-B" {
+		t.Errorf("namespaces = %v", got)
+	}
+}
+
+func TestNamespaceFor(t *testing.T) {
+	for in, want := range map[string]string{"alice": "lab-alice", "Bob.Smith": "lab-bob-smith", "__": "lab-learner", "-x_": "lab-x"} {
+		if got := NamespaceFor(in); got != want {
+			t.Errorf("NamespaceFor(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
