@@ -25,7 +25,7 @@ func init() {
 
 // editAndRestart replaces text in a file on a node (args node, path, old, new) and restarts the unit that
 // reads it (args unit), as a colleague editing a config and restarting the service would. The unit is
-// recorded before the file, so a revert (newest first) puts the file back before it starts the unit again.
+// recorded before the file, so a revert (newest first) puts the file back before it restarts the unit.
 func editAndRestart(ctx context.Context, i *Injector, args map[string]string) error {
 	node, unit := args["node"], args["unit"]
 	n, err := i.node(node)
@@ -33,7 +33,7 @@ func editAndRestart(ctx context.Context, i *Injector, args map[string]string) er
 		return err
 	}
 	out, _ := NodeRun(ctx, n, "systemctl", "is-active", unit)
-	if err := i.ledger.Record(Entry{Unit: &UnitPrior{Node: node, Unit: unit, Active: strings.TrimSpace(out) == "active"}}); err != nil {
+	if err := i.ledger.Record(Entry{Unit: &UnitPrior{Node: node, Unit: unit, Active: strings.TrimSpace(out) == "active", Restart: true}}); err != nil {
 		return err
 	}
 	edit := &scenarios.NodeFileFault{Node: node, Path: args["path"], Replace: &scenarios.Replacement{Old: args["old"], New: args["new"]}}

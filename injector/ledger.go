@@ -56,6 +56,9 @@ type UnitPrior struct {
 	Node   string `json:"node"`
 	Unit   string `json:"unit"`
 	Active bool   `json:"active"`
+	// Restart is set when the unit reads a file lab changed: a unit left running on the changed file (a
+	// learner's wrong fix) must be restarted, not merely started, to read the restored one.
+	Restart bool `json:"restart,omitempty"`
 }
 
 func (e Entry) key() string {

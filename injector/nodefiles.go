@@ -151,7 +151,11 @@ func (i *Injector) revertUnit(ctx context.Context, p *UnitPrior) error {
 	if !p.Active {
 		return nil
 	}
-	if _, err := NodeRun(ctx, n, "systemctl", "start", p.Unit); err != nil {
+	verb := "start"
+	if p.Restart {
+		verb = "restart"
+	}
+	if _, err := NodeRun(ctx, n, "systemctl", verb, p.Unit); err != nil {
 		return err
 	}
 	err = kube.Poll(ctx, 300*time.Millisecond, 30*time.Second, func(ctx context.Context) (bool, error) {
