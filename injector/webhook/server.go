@@ -119,14 +119,7 @@ func NewHandler(p Policy, logw io.Writer) http.Handler {
 			line += ": " + msg
 		}
 		logger.Print(line)
-		out := admissionv1.AdmissionReview{
-			TypeMeta: metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "AdmissionReview"},
-			Response: resp,
-		}
-		w.Header().Set("Content-Type", "application/json")
-		if err := json.NewEncoder(w).Encode(out); err != nil {
-			logger.Printf("write response uid=%s: %v", req.UID, err)
-		}
+		writeReview(w, resp, logger)
 	})
 	if m, ok := p.(Mutator); ok {
 		mux.HandleFunc("POST /mutate", func(w http.ResponseWriter, r *http.Request) { serveMutation(w, r, m, logger) })
@@ -158,14 +151,7 @@ func serveMutation(w http.ResponseWriter, r *http.Request, m Mutator, logger *lo
 		resp.Patch, resp.PatchType = patch, &pt
 	}
 	logger.Printf("%s %s %s %s/%s uid=%s", verdict, req.Operation, req.Kind.Kind, req.Namespace, req.Name, req.UID)
-	out := admissionv1.AdmissionReview{
-		TypeMeta: metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "AdmissionReview"},
-		Response: resp,
-	}
-	w.Header().Set("Content-Type", "application/json")
-	if err := json.NewEncoder(w).Encode(out); err != nil {
-		logger.Printf("write response uid=%s: %v", req.UID, err)
-	}
+	writeReview(w, resp, logger)
 }
 
 // readReview decodes a v1 AdmissionReview; only v1 is registered in the
@@ -182,4 +168,16 @@ func readReview(w http.ResponseWriter, r *http.Request) (*admissionv1.AdmissionR
 		return nil, errors.New("AdmissionReview has no request")
 	}
 	return review.Request, nil
+}
+
+// writeReview sends the review's response back to the API server.
+func writeReview(w http.ResponseWriter, resp *admissionv1.AdmissionResponse, logger *log.Logger) {
+	out := admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "AdmissionReview"},
+		Response: resp,
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if err := json.NewEncoder(w).Encode(out); err != nil {
+		logger.Printf("write response uid=%s: %v", resp.UID, err)
+	}
 }
