@@ -12,8 +12,8 @@ const (
 	holdRounds  = 3
 )
 
-// settle evaluates every check of q together until all hold, a collateral check has stayed broken (a learner's
-// change that will not undo itself), or q.Settle runs out: the waits of independent checks overlap instead of
+// settle evaluates every check of q together until all hold, a collateral check has stayed broken while every
+// task check holds (a learner's change that will not undo itself), or q.Settle runs out: the waits of independent checks overlap instead of
 // adding up. Every round runs to its end, so even a zero wait judges each check on a whole evaluation, not on
 // a context that expired before a slow host answered. It also returns how long each check's slowest
 // evaluation took.
@@ -34,11 +34,18 @@ func settle(ctx context.Context, env Env, q Question) ([]Result, []time.Duration
 			}()
 		}
 		wg.Wait()
-		all, broken := true, false
+		// A collateral check also fails while a fixed workload is still rolling out (a Service without Ready
+		// endpoints yet), so it only ends the wait once the task's own checks have converged.
+		all, task, broken := true, true, false
 		for i, r := range results {
 			all = all && r.OK
-			broken = broken || !r.OK && q.Checks[i].Group == GroupCollateral
+			if q.Checks[i].Group == GroupCollateral {
+				broken = broken || !r.OK
+			} else {
+				task = task && r.OK
+			}
 		}
+		broken = broken && task
 		passing, collateralBroken = count(all, passing), count(broken, collateralBroken)
 		if passing >= holdRounds || collateralBroken >= holdRounds || time.Now().Add(settleEvery).After(deadline) {
 			return results, took
