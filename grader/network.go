@@ -98,7 +98,8 @@ func firstLine(s string) string {
 	return s
 }
 
-// exec runs a command in the first Ready matching Pod, as `kubectl exec` does.
+// exec runs a command in the first Ready matching Pod, as `kubectl exec` does. A terminating Pod of the
+// rollout a fix started may still be Ready, but its exec fails or answers for the old spec, so it is skipped.
 func (e Env) exec(ctx context.Context, c *scenarios.ExecCheck) Result {
 	pods, err := evidence.Pods(ctx, e.Clients.Kube, c.Namespace, c.Name, c.Selector)
 	if err != nil {
@@ -106,7 +107,7 @@ func (e Env) exec(ctx context.Context, c *scenarios.ExecCheck) Result {
 	}
 	var pod *corev1.Pod
 	for i := range pods {
-		if evidence.Ready(&pods[i]) {
+		if pods[i].DeletionTimestamp == nil && evidence.Ready(&pods[i]) {
 			pod = &pods[i]
 			break
 		}
