@@ -238,9 +238,15 @@ func (l *learner) lab(ctx context.Context, args ...string) framework.Result {
 	return lab.RunEnv(ctx, []string{"LAB_STATE_DIR=" + l.dir, "KUBECONFIG=" + l.kubeconfig}, args...)
 }
 
-// kubectl runs kubectl with the learner's credentials and returns its trimmed output, errors included.
+// kubectl runs kubectl with the learner's credentials and returns its trimmed answer: stdout, or stderr when it
+// printed nothing else. Warnings stay out of it (`can-i create namespaces` warns that namespaces are not
+// namespaced, with the kubeconfig's default namespace set, and still answers "no").
 func (l *learner) kubectl(ctx context.Context, args ...string) string {
-	out, _ := exec.CommandContext(ctx, framework.Kubectl(), append([]string{"--kubeconfig", l.kubeconfig}, args...)...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, framework.Kubectl(), append([]string{"--kubeconfig", l.kubeconfig}, args...)...).Output()
+	var ee *exec.ExitError
+	if len(strings.TrimSpace(string(out))) == 0 && errors.As(err, &ee) {
+		out = ee.Stderr
+	}
 	return strings.TrimSpace(string(out))
 }
 
