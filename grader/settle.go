@@ -13,8 +13,8 @@ const (
 )
 
 // settle evaluates every check of q together until all hold, a collateral check has stayed broken while every
-// task check holds (a learner's change that will not undo itself), or q.Settle runs out: the waits of independent checks overlap instead of
-// adding up. Every round runs to its end, so even a zero wait judges each check on a whole evaluation, not on
+// task check holds (a learner's change that will not undo itself), or q.Settle runs out: the waits of
+// independent checks overlap instead of adding up. Every round runs to its end, so even a zero wait judges each check on a whole evaluation, not on
 // a context that expired before a slow host answered. It also returns how long each check's slowest
 // evaluation took.
 func settle(ctx context.Context, env Env, q Question) ([]Result, []time.Duration) {
@@ -25,13 +25,11 @@ func settle(ctx context.Context, env Env, q Question) ([]Result, []time.Duration
 	for {
 		var wg sync.WaitGroup
 		for i, p := range q.Checks {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				start := time.Now()
 				results[i] = Evaluate(ctx, env, p.Check)
 				took[i] = max(took[i], time.Since(start))
-			}()
+			})
 		}
 		wg.Wait()
 		// A collateral check also fails while a fixed workload is still rolling out (a Service without Ready
