@@ -32,8 +32,12 @@ var phases = []string{"create", "start-to-symptom", "wrong-fix-check", "fix-to-p
 var _ = ReportAfterSuite("timings", func(r Report) {
 	all := map[string]map[string][]float64{}
 	add := func(e types.ReportEntry) {
-		var t timing
-		if e.Name != "timing" || json.Unmarshal([]byte(e.Value.AsJSON), &t) != nil {
+		if e.Name != "timing" {
+			return
+		}
+		// This process's own entries still hold the value; other processes' arrive as JSON only.
+		t, ok := e.Value.GetRawValue().(timing)
+		if !ok && json.Unmarshal([]byte(e.Value.AsJSON), &t) != nil {
 			return
 		}
 		if all[t.Scenario] == nil {

@@ -73,6 +73,7 @@ func RunChild(ctx context.Context, self string, plan Plan, dir string, extraEnv 
 	cmd := exec.CommandContext(ctx, self, "__grade", "--plan", planFile, "--report-dir", dir)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Env = append(os.Environ(), extraEnv...)
+	dieWithParent(cmd)
 	runErr := cmd.Run()
 	// Ginkgo writes its reports world-readable; lab's state stays private.
 	for _, f := range []string{JSONReport, JUnitReport} {

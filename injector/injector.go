@@ -97,6 +97,8 @@ func (i *Injector) Revert(ctx context.Context) error {
 			err = i.revertFile(ctx, e.File)
 		case e.Unit != nil:
 			err = i.revertUnit(ctx, e.Unit)
+		case e.StaticPod != nil:
+			err = i.revertStaticPod(ctx, e.StaticPod)
 		}
 		if err != nil {
 			return fmt.Errorf("revert %s: %w", e, err)

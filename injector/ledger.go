@@ -22,6 +22,8 @@ type Entry struct {
 	Node   *NodePrior   `json:"node,omitempty"`
 	File   *FilePrior   `json:"file,omitempty"`
 	Unit   *UnitPrior   `json:"unit,omitempty"`
+	// StaticPod is a control-plane component whose manifest a fault changed (the file has its own entry).
+	StaticPod *StaticPodPrior `json:"staticPod,omitempty"`
 }
 
 // ObjectPrior is an API object as it was; Prior is null when it did not exist.
@@ -71,6 +73,8 @@ func (e Entry) key() string {
 		return "file/" + e.File.Node + e.File.Path
 	case e.Unit != nil:
 		return "unit/" + e.Unit.Node + "/" + e.Unit.Unit
+	case e.StaticPod != nil:
+		return "staticPod/" + e.StaticPod.Node + "/" + e.StaticPod.Component
 	}
 	return ""
 }

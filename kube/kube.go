@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -54,6 +55,7 @@ func FromConfig(cfg *rest.Config) (*Clients, error) {
 	// lab issues bursts of small requests (apply a scenario, read its state); the default 5 QPS throttles them.
 	cfg.QPS, cfg.Burst = 50, 100
 	cfg.Timeout = 30 * time.Second
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return finalDrops{next: rt} })
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err

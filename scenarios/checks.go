@@ -5,6 +5,9 @@ package scenarios
 type Check struct {
 	Name   string `yaml:"name"`
 	Points int    `yaml:"points"`
+	// Decisive marks a check that only the learner can turn, never the cluster converging (a line in a
+	// file on a node): once it has failed a few rounds in a row, grading stops waiting for the others.
+	Decisive bool `yaml:"decisive"`
 
 	PodsReady       *PodsReady      `yaml:"podsReady"`
 	PodState        *PodState       `yaml:"podState"`

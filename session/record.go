@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -15,6 +16,9 @@ import (
 // attemptRecord is the scenario in progress as the cluster itself records it. Grading reads what to grade
 // from here, not from a local file a learner could edit to point the checks at something healthy.
 const attemptRecord = "lab-attempt"
+
+// errUnreachable is a record read that got no answer from the API server at all.
+var errUnreachable = errors.New("the API server did not answer")
 
 func (s *Session) writeRecord(ctx context.Context, a *Attempt) error {
 	values, err := json.Marshal(a.Values)
@@ -46,6 +50,10 @@ func (s *Session) readRecord(ctx context.Context) (*Attempt, error) {
 		return nil, nil
 	}
 	if err != nil {
+		var status apierrors.APIStatus
+		if !errors.As(err, &status) {
+			err = fmt.Errorf("%w: %w", errUnreachable, err)
+		}
 		return nil, fmt.Errorf("read the attempt from the cluster: %w", err)
 	}
 	a := &Attempt{Scenario: cm.Data["scenario"]}

@@ -109,6 +109,11 @@ func (s *Session) CurrentContext(ctx context.Context) (*Attempt, error) {
 		return nil, err
 	}
 	rec, recErr := s.readRecord(ctx)
+	if errors.Is(recErr, errUnreachable) && err == nil {
+		// The API server is down, as a control-plane scenario leaves it: the attempt this machine started is
+		// the only record to be read, and every check still judges the cluster itself.
+		return &local, nil
+	}
 	if recErr != nil {
 		return nil, recErr
 	}

@@ -1,0 +1,153 @@
+package injector
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+
+	"github.com/cka-lab/lab/kube"
+	"github.com/cka-lab/lab/scenarios"
+)
+
+// Control-plane faults: a static Pod manifest on a control-plane node edited the way a colleague would, which
+// the kubelet there acts on by itself.
+func init() {
+	Register("staticPodManifest", staticPodManifest)
+}
+
+// manifestsDir is where kubeadm's kubelet reads static Pods from.
+const manifestsDir = "/etc/kubernetes/manifests"
+
+// controlPlaneComponents are the static Pods a scenario may break.
+var controlPlaneComponents = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd"}
+
+// staticPodRestart bounds the wait for a static Pod to be replaced: the kubelet stops the old Pod within its
+// grace period and an API server takes up to a minute to serve again on this class of machine.
+const staticPodRestart = 3 * time.Minute
+
+// StaticPodPrior is a control-plane static Pod as it ran before its manifest was changed: UID is the kubelet's
+// hash of the manifest, the same again once the manifest is restored.
+type StaticPodPrior struct {
+	Node      string `json:"node"`
+	Component string `json:"component"`
+	UID       string `json:"uid"`
+}
+
+// staticPodManifest replaces text (args old, new) in a component's manifest (args component) on a
+// control-plane node (args node) and waits until the kubelet has stopped the Pod that ran the old one, so the
+// next fault or symptom meets the broken component. With args wait=running it also waits until the new Pod
+// runs (a component that starts fine with a wrong setting). The Pod is recorded before the file: reverting
+// (newest first) restores the manifest, then waits until the original Pod runs again.
+func staticPodManifest(ctx context.Context, i *Injector, args map[string]string) error {
+	component := args["component"]
+	if !slices.Contains(controlPlaneComponents, component) {
+		return fmt.Errorf("component must be one of %s, got %q", strings.Join(controlPlaneComponents, ", "), component)
+	}
+	n, err := i.node(args["node"])
+	if err != nil {
+		return err
+	}
+	pods, err := staticPods(ctx, n, component)
+	if err != nil {
+		return err
+	}
+	if len(pods) == 0 {
+		return fmt.Errorf("%s is not running on %s: the cluster is not at its baseline", component, n)
+	}
+	prior := &StaticPodPrior{Node: n.String(), Component: component, UID: pods[0].uid}
+	if err := i.ledger.Record(Entry{StaticPod: prior}); err != nil {
+		return err
+	}
+	edit := &scenarios.NodeFileFault{Node: prior.Node, Path: manifestsDir + "/" + component + ".yaml",
+		Replace: &scenarios.Replacement{Old: args["old"], New: args["new"]}}
+	if err := i.nodeFile(ctx, edit); err != nil {
+		return err
+	}
+	err = kube.Poll(ctx, time.Second, staticPodRestart, func(ctx context.Context) (bool, error) {
+		pods, err := staticPods(ctx, n, component)
+		if err != nil {
+			return false, nil
+		}
+		replaced := !slices.ContainsFunc(pods, func(p staticPod) bool { return p.uid == prior.UID })
+		if args["wait"] == "running" {
+			return replaced && slices.ContainsFunc(pods, func(p staticPod) bool { return p.running }), nil
+		}
+		return replaced, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the kubelet on %s did not replace %s after its manifest changed: %w", n, component, err)
+	}
+	return nil
+}
+
+// revertStaticPod waits until the Pod of the restored manifest runs again, and for the API server until it
+// answers: everything reset does next goes through it.
+func (i *Injector) revertStaticPod(ctx context.Context, p *StaticPodPrior) error {
+	n, err := i.node(p.Node)
+	if err != nil {
+		return err
+	}
+	err = kube.Poll(ctx, time.Second, staticPodRestart, func(ctx context.Context) (bool, error) {
+		pods, err := staticPods(ctx, n, p.Component)
+		if err != nil {
+			return false, nil
+		}
+		return slices.ContainsFunc(pods, func(sp staticPod) bool { return sp.uid == p.UID && sp.running }), nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s on %s did not run its restored manifest: %w", p.Component, p.Node, err)
+	}
+	if p.Component != "kube-apiserver" && p.Component != "etcd" {
+		return nil
+	}
+	err = kube.Poll(ctx, time.Second, staticPodRestart, func(ctx context.Context) (bool, error) {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, err := i.env.Clients.Kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the API server did not become ready after %s was restored: %w", p.Component, err)
+	}
+	return nil
+}
+
+// staticPod is one ready Pod sandbox of a component on a node, as the container runtime sees it: the API
+// server may be down.
+type staticPod struct {
+	uid     string
+	running bool
+}
+
+func staticPods(ctx context.Context, n nodes.Node, component string) ([]staticPod, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := NodeRun(ctx, n, "crictl", "pods", "--state", "ready", "--namespace", "kube-system",
+		"--label", "component="+component, "-o", "json")
+	if err != nil {
+		return nil, err
+	}
+	var list struct {
+		Items []struct {
+			ID     string            `json:"id"`
+			Labels map[string]string `json:"labels"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		return nil, fmt.Errorf("read crictl pods on %s: %w", n, err)
+	}
+	var pods []staticPod
+	for _, it := range list.Items {
+		running, err := NodeRun(ctx, n, "crictl", "ps", "--pod", it.ID, "--state", "running", "-q")
+		if err != nil {
+			return nil, err
+		}
+		pods = append(pods, staticPod{uid: it.Labels["io.kubernetes.pod.uid"], running: strings.TrimSpace(running) != ""})
+	}
+	return pods, nil
+}
