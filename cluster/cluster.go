@@ -170,6 +170,12 @@ func (e *NotLabError) Unwrap() error { return ErrNotLab }
 func (p *Provider) Exists(name string) (bool, error) {
 	names, err := p.kind.List()
 	if err != nil {
+		// Most often Docker itself: its one-line error says what to do, kind's quotes a docker command.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, dockerErr := hostenv.CheckDocker(ctx); dockerErr != nil {
+			return false, dockerErr
+		}
 		return false, fmt.Errorf("list kind clusters: %w", err)
 	}
 	return slices.Contains(names, name), nil

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -181,7 +182,8 @@ func (p *Provider) create(ctx context.Context, name string, docker hostenv.Docke
 	if err := p.kind.Create(name,
 		kindcluster.CreateWithV1Alpha4Config(cfg),
 		kindcluster.CreateWithNodeImage(o.NodeImage),
-		kindcluster.CreateWithWaitForReady(o.Wait),
+		// No kind wait: lab waits for nodes and system Pods itself, while it loads the images (finish).
+		kindcluster.CreateWithWaitForReady(0),
 		kindcluster.CreateWithKubeconfigPath(rec.Kubeconfig),
 		kindcluster.CreateWithDisplayUsage(false),
 		kindcluster.CreateWithDisplaySalutation(false),
@@ -213,12 +215,15 @@ func (p *Provider) finish(ctx context.Context, c *Cluster, o CreateOptions) erro
 	if err != nil {
 		return err
 	}
-	if err := p.status.Step(fmt.Sprintf("Loading %d image(s) into %d node(s)", len(o.Images), len(ns)), func() error {
-		return images.LoadIntoNodes(ctx, ns, o.Images)
+	// Loading images is docker and disk work, waiting for the control plane is the cluster's own: done side by
+	// side, a cold create takes the longer of the two instead of their sum.
+	step := fmt.Sprintf("Loading %d image(s) into %d node(s) while nodes and system Pods come up", len(o.Images), len(ns))
+	if err := p.status.Step(step, func() error {
+		g, gctx := errgroup.WithContext(ctx)
+		g.Go(func() error { return images.LoadIntoNodes(gctx, ns, o.Images) })
+		g.Go(func() error { return c.WaitReady(gctx, o.Wait) })
+		return g.Wait()
 	}); err != nil {
-		return err
-	}
-	if err := p.status.Step("Waiting for nodes and system Pods", func() error { return c.WaitReady(ctx, o.Wait) }); err != nil {
 		return err
 	}
 	if o.MergeKubeconfig {
@@ -269,6 +274,14 @@ func (c *Cluster) WaitReady(ctx context.Context, timeout time.Duration) error {
 			}
 		}
 		for _, ns := range systemNamespaces {
+			// Right after kubeadm a workload may have no Pods yet: its controller's counts say what is missing.
+			if why, err := c.workloadsReady(ctx, ns); err != nil || why != "" {
+				last = why
+				if err != nil {
+					last = err.Error()
+				}
+				return false, nil
+			}
 			pl, err := c.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 			if err != nil {
 				last = err.Error()
@@ -287,6 +300,33 @@ func (c *Cluster) WaitReady(ctx context.Context, timeout time.Duration) error {
 		return fmt.Errorf("cluster %s not ready after %s (%s): %w", c.Name, timeout, last, err)
 	}
 	return nil
+}
+
+// workloadsReady says which Deployment or DaemonSet in ns is not fully ready yet, "" when none.
+func (c *Cluster) workloadsReady(ctx context.Context, ns string) (string, error) {
+	dl, err := c.Kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", err
+	}
+	for _, d := range dl.Items {
+		want := int32(1)
+		if d.Spec.Replicas != nil {
+			want = *d.Spec.Replicas
+		}
+		if d.Status.ObservedGeneration < d.Generation || d.Status.ReadyReplicas < want {
+			return fmt.Sprintf("deployment %s/%s has %d/%d ready", ns, d.Name, d.Status.ReadyReplicas, want), nil
+		}
+	}
+	dsl, err := c.Kube.AppsV1().DaemonSets(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", err
+	}
+	for _, d := range dsl.Items {
+		if d.Status.ObservedGeneration < d.Generation || d.Status.NumberReady < d.Status.DesiredNumberScheduled {
+			return fmt.Sprintf("daemonset %s/%s has %d/%d ready", ns, d.Name, d.Status.NumberReady, d.Status.DesiredNumberScheduled), nil
+		}
+	}
+	return "", nil
 }
 
 // NodeReady reports the node's Ready condition.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,10 +50,7 @@ var _ = SynchronizedBeforeSuite(func() []byte {
 	defer cancel()
 	kubectl := framework.Kubectl()
 	Expect(kubectl).NotTo(BeEmpty(), "no kubectl: put one on PATH or set KUBECTL (make test does)")
-	cluster := envOr("E2E_CLUSTER", "lab-e2e")
-	if p := GinkgoParallelProcess(); p > 1 {
-		cluster = fmt.Sprintf("%s-%d", cluster, p)
-	}
+	cluster := clusterName(GinkgoParallelProcess())
 	lab = &framework.Lab{
 		Bin: string(bin), Cluster: cluster,
 		StateDir: envOr("E2E_STATE_DIR", filepath.Join(os.TempDir(), "lab-e2e-state")),
@@ -73,14 +71,29 @@ var _ = SynchronizedBeforeSuite(func() []byte {
 	Expect(err).NotTo(HaveOccurred())
 })
 
-var _ = SynchronizedAfterSuite(func() {
+// Process 1 deletes every process's cluster once all are done: a Serial spec that restarts Docker runs on it
+// after the others finished, and a process deleting its own cluster then would race the restart.
+var _ = SynchronizedAfterSuite(func() {}, func() {
 	if os.Getenv("E2E_KEEP_CLUSTER") == "1" || lab == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	lab.MustRun(ctx, "cluster", "delete")
-}, func() {})
+	suite, _ := GinkgoConfiguration()
+	for p := 1; p <= max(1, suite.ParallelTotal); p++ {
+		r := lab.Run(ctx, "cluster", "delete", "--name", clusterName(p))
+		Expect(r.Code == 0 || strings.Contains(r.Stderr, "no lab cluster")).To(BeTrue(), "%s", r)
+	}
+})
+
+// clusterName is the cluster of parallel process p.
+func clusterName(p int) string {
+	name := envOr("E2E_CLUSTER", "lab-e2e")
+	if p > 1 {
+		name = fmt.Sprintf("%s-%d", name, p)
+	}
+	return name
+}
 
 func envDuration(k string, def time.Duration) time.Duration {
 	d, err := time.ParseDuration(os.Getenv(k))

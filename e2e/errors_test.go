@@ -19,18 +19,6 @@ import (
 
 // Every bad input ends in one clear line that says what to do, and changes nothing.
 var _ = Describe("errors a learner can hit", Label("errors"), func() {
-	// As with kind, status lines of the steps that ran may come first; the error is the last line, and the only
-	// one.
-	expectOneLineError := func(r framework.Result, text string) {
-		GinkgoHelper()
-		Expect(r.Code).NotTo(Equal(0), "%s", r)
-		lines := strings.Split(strings.TrimRight(r.Stderr, "\n"), "\n")
-		last := lines[len(lines)-1]
-		Expect(last).To(HavePrefix("error: "), "%s", r)
-		Expect(last).To(ContainSubstring(text), "%s", r)
-		Expect(strings.Count(r.Stderr, "error: ")).To(Equal(1), "%s", r)
-	}
-
 	It("says when Docker is not installed", func(ctx SpecContext) {
 		r := lab.RunEnv(ctx, []string{"PATH=/nonexistent"}, "cluster", "create", "--name", "e2e-nodocker")
 		expectOneLineError(r, "docker is not installed")
@@ -130,4 +118,16 @@ func createForeignCluster(ctx context.Context, name, kubeconfig string) {
 	Expect(p.Create(name, kindcluster.CreateWithV1Alpha4Config(cfg), kindcluster.CreateWithNodeImage(image),
 		kindcluster.CreateWithKubeconfigPath(kubeconfig), kindcluster.CreateWithWaitForReady(3*time.Minute))).To(Succeed())
 	DeferCleanup(func() { Expect(p.Delete(name, kubeconfig)).To(Succeed()) })
+}
+
+// expectOneLineError: as with kind, status lines of the steps that ran may come first; the error is the last
+// line, and the only one.
+func expectOneLineError(r framework.Result, text string) {
+	GinkgoHelper()
+	Expect(r.Code).NotTo(Equal(0), "%s", r)
+	lines := strings.Split(strings.TrimRight(r.Stderr, "\n"), "\n")
+	last := lines[len(lines)-1]
+	Expect(last).To(HavePrefix("error: "), "%s", r)
+	Expect(last).To(ContainSubstring(text), "%s", r)
+	Expect(strings.Count(r.Stderr, "error: ")).To(Equal(1), "%s", r)
 }

@@ -21,8 +21,9 @@ type checkJSON struct {
 
 type statusJSON struct {
 	Attempt struct {
-		Seed   int64             `json:"seed"`
-		Values map[string]string `json:"values"`
+		Scenario string            `json:"scenario"`
+		Seed     int64             `json:"seed"`
+		Values   map[string]string `json:"values"`
 	} `json:"attempt"`
 }
 
