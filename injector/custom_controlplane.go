@@ -30,6 +30,9 @@ var controlPlaneComponents = []string{"kube-apiserver", "kube-controller-manager
 // grace period and an API server takes up to a minute to serve again on this class of machine.
 const staticPodRestart = 3 * time.Minute
 
+// kubeletNotices is how long a kubelet normally takes to replace a static Pod whose manifest changed.
+const kubeletNotices = 75 * time.Second
+
 // StaticPodPrior is a control-plane static Pod as it ran before its manifest was changed: UID is the kubelet's
 // hash of the manifest, the same again once the manifest is restored.
 type StaticPodPrior struct {
@@ -92,15 +95,24 @@ func (i *Injector) revertStaticPod(ctx context.Context, p *StaticPodPrior) error
 	if err != nil {
 		return err
 	}
-	err = kube.Poll(ctx, time.Second, staticPodRestart, func(ctx context.Context) (bool, error) {
-		pods, err := staticPods(ctx, n, p.Component)
-		if err != nil {
-			return false, nil
+	restored := func(timeout time.Duration) error {
+		return kube.Poll(ctx, time.Second, timeout, func(ctx context.Context) (bool, error) {
+			pods, err := staticPods(ctx, n, p.Component)
+			if err != nil {
+				return false, nil
+			}
+			return slices.ContainsFunc(pods, func(sp staticPod) bool { return sp.uid == p.UID && sp.running }), nil
+		})
+	}
+	// A kubelet restarted while the API server was down (a learner's attempt) never notices the restored
+	// manifest; a kubelet that starts reads every manifest afresh.
+	if err := restored(kubeletNotices); err != nil {
+		if _, err := NodeRun(ctx, n, "systemctl", "restart", "kubelet"); err != nil {
+			return fmt.Errorf("restart the kubelet on %s to pick up the restored %s: %w", p.Node, p.Component, err)
 		}
-		return slices.ContainsFunc(pods, func(sp staticPod) bool { return sp.uid == p.UID && sp.running }), nil
-	})
-	if err != nil {
-		return fmt.Errorf("%s on %s did not run its restored manifest: %w", p.Component, p.Node, err)
+		if err := restored(staticPodRestart); err != nil {
+			return fmt.Errorf("%s on %s did not run its restored manifest: %w", p.Component, p.Node, err)
+		}
 	}
 	if p.Component != "kube-apiserver" && p.Component != "etcd" {
 		return nil
