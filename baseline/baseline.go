@@ -61,8 +61,13 @@ var tracked = []struct {
 // CertificateSigningRequests are garbage-collected after an hour).
 var extrasOnly = map[string]bool{"CertificateSigningRequest": true}
 
-// nodeFiles are the files on every node that node-level faults touch; their hashes are compared.
-const nodeFiles = `/etc/kubernetes/manifests/* /etc/cni/net.d/* /opt/cni/bin/* /var/lib/kubelet/config.yaml /etc/kubernetes/kubelet.conf /etc/containerd/config.toml`
+// Files on every node that node-level faults touch; their hashes are compared. Config files are hashed with
+// the node's own address replaced: a node container that Docker restarts may get a new one, and kind writes it
+// into the control plane's manifests and kubeconfig at boot, which is no change a scenario made.
+const (
+	nodeBinaries = `/opt/cni/bin/*`
+	nodeConfigs  = `/etc/kubernetes/manifests/* /etc/cni/net.d/* /var/lib/kubelet/config.yaml /etc/kubernetes/kubelet.conf /etc/containerd/config.toml`
+)
 
 // nodeUnits are the services on every node whose state is compared.
 var nodeUnits = []string{"kubelet", "containerd"}
@@ -170,7 +175,14 @@ func Take(ctx context.Context, c *kube.Clients, ns []nodes.Node) (*Snapshot, err
 
 // readNode hashes the node's files and reads its units' states in one command inside the node.
 func readNode(ctx context.Context, n nodes.Node) (files, units map[string]string, err error) {
-	script := "sha256sum " + nodeFiles + " 2>/dev/null; for u in " + strings.Join(nodeUnits, " ") + "; do echo unit $u $(systemctl is-active $u); done"
+	script := "sha256sum " + nodeBinaries + ` 2>/dev/null
+ip=$(ip -4 -o addr show dev eth0 2>/dev/null | awk '{print $4}' | cut -d/ -f1 | head -n1 | sed 's/\./\\./g')
+for f in ` + nodeConfigs + `; do
+  [ -f "$f" ] || continue
+  if [ -n "$ip" ]; then h=$(sed "s/$ip/NODE_IP/g" "$f" | sha256sum); else h=$(sha256sum < "$f"); fi
+  echo "${h%% *}  $f"
+done
+for u in ` + strings.Join(nodeUnits, " ") + "; do echo unit $u $(systemctl is-active $u); done"
 	out, err := injector.NodeRun(ctx, n, "sh", "-c", script)
 	if err != nil {
 		return nil, nil, err
