@@ -31,7 +31,7 @@ var controlPlaneComponents = []string{"kube-apiserver", "kube-controller-manager
 const staticPodRestart = 3 * time.Minute
 
 // kubeletNotices is how long a kubelet normally takes to replace a static Pod whose manifest changed.
-const kubeletNotices = 75 * time.Second
+const kubeletNotices = 45 * time.Second
 
 // StaticPodPrior is a control-plane static Pod as it ran before its manifest was changed: UID is the kubelet's
 // hash of the manifest, the same again once the manifest is restored.
