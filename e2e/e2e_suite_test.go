@@ -28,7 +28,7 @@ var (
 	// Past this much time in the suite, a scenario's second and later wrong fixes are skipped (its first wrong
 	// fix and its reference solution always run), so `make test` stays inside CI's limit on a slow box;
 	// `make e2e-seeds` sets no budget.
-	extrasBudget = envDuration("E2E_EXTRAS_BUDGET", 50*time.Minute)
+	extrasBudget = envDuration("E2E_EXTRAS_BUDGET", 40*time.Minute)
 	suiteStart   = time.Now()
 )
 
