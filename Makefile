@@ -23,8 +23,8 @@ up: build
 	  $(BIN) cluster create && $(BIN) start $(SCENARIO) && \
 	  echo "Now: export KUBECONFIG=$$($(BIN) cluster status -o json | sed -n 's/.*\"kubeconfig\":\"\([^\"]*\)\".*/\1/p'); fix it; then: $(BIN) check"
 
-# Everything CI runs (.ci/run calls exactly this).
-test: vet unit lint fuzz e2e
+# Everything CI runs (.ci/run calls exactly this); prereqs first: the unit tests need Chromium.
+test: prereqs vet unit lint fuzz e2e
 
 prereqs:
 	@hack/prereqs.sh >/dev/null

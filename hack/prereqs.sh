@@ -26,6 +26,12 @@ elif [[ -x $KIND_OFFLINE/host-prep.sh && $(id -u) == 0 ]]; then
   "$KIND_OFFLINE/host-prep.sh" >&2
 fi
 
+# The workshop scoreboard's unit test drives a real browser.
+if [[ ! -x /usr/bin/chromium && $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+  log "installing chromium (the scoreboard's browser test)"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
+
 if ! command -v docker >/dev/null; then
   if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
     log "installing docker.io"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io >&2
