@@ -39,7 +39,7 @@ var _ = Describe("safety and reliability", Label("safety"), func() {
 			_ = cmd.Wait()
 			st := lab.Run(ctx, "status")
 			Expect(st.Code).To(Equal(0), "%s", st)
-			Expect(st.Stdout).To(Or(ContainSubstring("no scenario running"), ContainSubstring("run `lab reset`"), ContainSubstring("Phase:     active")), "%s", st)
+			Expect(st.Stdout).To(Or(ContainSubstring("no scenario running"), MatchRegexp("(?i)run `lab reset`"), ContainSubstring("Phase:     active")), "%s", st)
 			expectClean(ctx)
 			Expect(lab.MustRun(ctx, "status").Stdout).To(ContainSubstring("no scenario running"))
 		}
