@@ -1,27 +1,24 @@
 package kube
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 )
 
-// droppedError is a connection the API server dropped. client-go retries a GET that fails with a reset or an
-// EOF up to ten times, one second apart: right while an API server restarts, but during a control-plane
-// scenario, where the API server is down on purpose, every check and status read would stall for ten seconds
-// before it could say so. The message keeps the cause but neither its type nor the phrases client-go retries on.
-type droppedError struct{ msg string }
-
-func (e *droppedError) Error() string { return e.msg }
-
-// finalDrops makes a dropped connection a final error instead of a retried one.
+// finalDrops makes a dropped connection a final error instead of a retried one. client-go retries a GET that
+// fails with a reset or an EOF up to ten times, one second apart: right while an API server restarts, but
+// during a control-plane scenario, where the API server is down on purpose, every check and status read would
+// stall for ten seconds before it could say so. The new error keeps the cause's text but neither its type nor
+// the phrases client-go retries on.
 type finalDrops struct{ next http.RoundTripper }
 
 func (t finalDrops) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
 	if err != nil && (utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) || utilnet.IsHTTP2ConnectionLost(err)) {
-		return nil, &droppedError{msg: "the API server dropped the connection (" + defuse(err.Error()) + ")"}
+		return nil, errors.New("the API server dropped the connection (" + defuse(err.Error()) + ")")
 	}
 	return resp, err
 }
