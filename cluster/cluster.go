@@ -181,6 +181,23 @@ func (p *Provider) Exists(name string) (bool, error) {
 	return slices.Contains(names, name), nil
 }
 
+// kindNodes counts the node containers of every kind cluster on the machine, lab's or not.
+func (p *Provider) kindNodes() (int, error) {
+	names, err := p.kind.List()
+	if err != nil {
+		return 0, fmt.Errorf("list kind clusters: %w", err)
+	}
+	n := 0
+	for _, name := range names {
+		nodes, err := p.kind.ListNodes(name)
+		if err != nil {
+			return 0, fmt.Errorf("list nodes of kind cluster %s: %w", name, err)
+		}
+		n += len(nodes)
+	}
+	return n, nil
+}
+
 // Get returns the named cluster after proving it is lab's: lab's record exists, and the marker read through
 // lab's own kubeconfig carries the record's ID.
 func (p *Provider) Get(ctx context.Context, name string) (*Cluster, error) {

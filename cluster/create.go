@@ -136,8 +136,15 @@ func (p *Provider) reuse(ctx context.Context, name string, o CreateOptions) (*Cl
 }
 
 func (p *Provider) create(ctx context.Context, name string, docker hostenv.Docker, o CreateOptions) (*Cluster, error) {
-	if err := p.status.Step("Checking free memory", func() error {
-		return hostenv.CheckMemory(hostenv.AvailableMemory(), o.Workers)
+	if err := p.status.Step("Checking free memory and inotify instances", func() error {
+		if err := hostenv.CheckMemory(hostenv.AvailableMemory(), o.Workers); err != nil {
+			return err
+		}
+		running, err := p.kindNodes()
+		if err != nil {
+			return err
+		}
+		return hostenv.CheckInotify(hostenv.InotifyInstances(), running, o.Workers+1)
 	}); err != nil {
 		return nil, err
 	}

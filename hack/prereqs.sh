@@ -32,7 +32,8 @@ if [[ ! -x /usr/bin/chromium && $(id -u) == 0 ]] && command -v apt-get >/dev/nul
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
 fi
 
-if ! command -v docker >/dev/null; then
+# A docker CLI alone (some images ship one) cannot start an engine: install it then too.
+if ! command -v docker >/dev/null || { ! docker info >/dev/null 2>&1 && ! command -v dockerd >/dev/null; }; then
   if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
     log "installing docker.io"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io >&2
   else
@@ -44,6 +45,14 @@ if ! docker info >/dev/null 2>&1; then
   log "starting dockerd"; (setsid dockerd >/var/log/dockerd-lab.log 2>&1 &)
   for _ in $(seq 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
   docker info >/dev/null 2>&1 || { log "dockerd did not start; see /var/log/dockerd-lab.log"; exit 1; }
+fi
+# Every kind node on the machine draws on root's inotify budget; kind documents these values for several
+# clusters (the tests run two, `lab bench` counts how many fit).
+if [[ $(id -u) == 0 ]]; then
+  for kv in fs.inotify.max_user_instances=512 fs.inotify.max_user_watches=524288; do
+    k=${kv%=*} v=${kv#*=}
+    (( $(sysctl -n "$k") >= v )) || { log "raising $k to $v"; sysctl -qw "$kv" >&2 || log "could not raise $k"; }
+  done
 fi
 for i in "${IMAGES[@]}"; do
   docker image inspect "$i" >/dev/null 2>&1 && continue

@@ -73,3 +73,20 @@ func TestParseCapEff(t *testing.T) {
 		t.Error("missing CapEff must be an error")
 	}
 }
+
+func TestCheckInotify(t *testing.T) {
+	if err := CheckInotify(128, 4, 2); err != nil {
+		t.Errorf("three 2-node clusters fit in 128: %v", err)
+	}
+	err := CheckInotify(128, 6, 2)
+	if err == nil || !strings.Contains(err.Error(), "fs.inotify.max_user_instances is 128, too few for 2 more kind node(s) beside the 6 running") ||
+		!strings.Contains(err.Error(), "sysctl -w fs.inotify.max_user_instances=512") {
+		t.Errorf("fourth cluster: %v", err)
+	}
+	if err := CheckInotify(-1, 100, 2); err != nil {
+		t.Errorf("unknown limit: %v", err)
+	}
+	if err := CheckInotify(RecommendedInotifyInstances, 18, 2); err != nil {
+		t.Errorf("ten clusters at kind's recommendation: %v", err)
+	}
+}

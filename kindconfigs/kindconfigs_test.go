@@ -15,8 +15,11 @@ func TestRenderDefault(t *testing.T) {
 	if len(cfg.Nodes) != 2 || cfg.Nodes[0].Role != v1alpha4.ControlPlaneRole || cfg.Nodes[1].Role != v1alpha4.WorkerRole {
 		t.Fatalf("nodes = %+v", cfg.Nodes)
 	}
-	if len(cfg.KubeadmConfigPatches)+len(cfg.ContainerdConfigPatches) != 0 {
-		t.Fatalf("a host without special conditions gets no patches: %+v", cfg)
+	if len(cfg.KubeadmConfigPatches) != 1 || len(cfg.ContainerdConfigPatches) != 0 {
+		t.Fatalf("a host without special conditions gets only the node-lease patch: %+v", cfg)
+	}
+	if len(cfg.KubeadmConfigPatchesJSON6902) != 2 || !strings.Contains(cfg.KubeadmConfigPatchesJSON6902[0].Patch, "node-monitor-grace-period") {
+		t.Errorf("controller-manager patch: %+v", cfg.KubeadmConfigPatchesJSON6902)
 	}
 }
 
@@ -28,7 +31,7 @@ func TestRenderHostPatches(t *testing.T) {
 	if len(cfg.Nodes) != 4 {
 		t.Fatalf("want 4 nodes, got %d", len(cfg.Nodes))
 	}
-	if len(cfg.KubeadmConfigPatches) != 1 || !strings.Contains(cfg.KubeadmConfigPatches[0], "failCgroupV1: false") {
+	if len(cfg.KubeadmConfigPatches) != 2 || !strings.Contains(cfg.KubeadmConfigPatches[1], "failCgroupV1: false") {
 		t.Errorf("kubelet patch: %q", cfg.KubeadmConfigPatches)
 	}
 	if len(cfg.ContainerdConfigPatches) != 1 || !strings.Contains(cfg.ContainerdConfigPatches[0], "restrict_oom_score_adj = true") {
