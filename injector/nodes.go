@@ -5,9 +5,15 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/cka-lab/lab/scenarios"
@@ -57,8 +63,39 @@ func (i *Injector) label(ctx context.Context, l *scenarios.LabelFault) error {
 	})
 }
 
+// cordonSeen bounds the wait for the node controller's echo of a cordon.
+const cordonSeen = 20 * time.Second
+
+// cordon marks the node unschedulable and waits until the node controller has tainted it
+// node.kubernetes.io/unschedulable: the scheduler reads the same watch, so by then it has the cordon too. A
+// Pod applied right after a bare update was seen scheduled onto the cordoned node on a loaded machine.
 func (i *Injector) cordon(ctx context.Context, node string) error {
-	return i.updateNode(ctx, node, func(n *corev1.Node) { n.Spec.Unschedulable = true })
+	if err := i.updateNode(ctx, node, func(n *corev1.Node) { n.Spec.Unschedulable = true }); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, cordonSeen)
+	defer cancel()
+	nodes := i.env.Clients.Kube.CoreV1().Nodes()
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", node).String()
+			return nodes.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", node).String()
+			return nodes.Watch(ctx, o)
+		},
+	}
+	_, err := watchtools.UntilWithSync(ctx, lw, &corev1.Node{}, nil, func(e watch.Event) (bool, error) {
+		n, ok := e.Object.(*corev1.Node)
+		return ok && slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool {
+			return t.Key == corev1.TaintNodeUnschedulable
+		}), nil
+	})
+	if err != nil {
+		return fmt.Errorf("cordon %s: the node controller did not taint it unschedulable within %s: %w", node, cordonSeen, err)
+	}
+	return nil
 }
 
 // revertNode puts back the node's labels, taints and schedulability exactly as recorded, which also undoes
