@@ -9,13 +9,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/cache"
-	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/cka-lab/lab/kube"
 	"github.com/cka-lab/lab/scenarios"
 )
 
@@ -67,28 +63,20 @@ func (i *Injector) label(ctx context.Context, l *scenarios.LabelFault) error {
 const cordonSeen = 20 * time.Second
 
 // cordon marks the node unschedulable and waits until the node controller has tainted it
-// node.kubernetes.io/unschedulable: the scheduler reads the same watch, so by then it has the cordon too. A
-// Pod applied right after a bare update was seen scheduled onto the cordoned node on a loaded machine.
+// node.kubernetes.io/unschedulable. The scheduler gets the same node update from the API server, so by the time
+// the controller has reacted to it the scheduler has almost always applied it too: a Pod applied right after a
+// bare update was seen scheduled onto the cordoned node on a loaded machine.
 func (i *Injector) cordon(ctx context.Context, node string) error {
 	if err := i.updateNode(ctx, node, func(n *corev1.Node) { n.Spec.Unschedulable = true }); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, cordonSeen)
-	defer cancel()
 	nodes := i.env.Clients.Kube.CoreV1().Nodes()
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", node).String()
-			return nodes.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", node).String()
-			return nodes.Watch(ctx, o)
-		},
-	}
-	_, err := watchtools.UntilWithSync(ctx, lw, &corev1.Node{}, nil, func(e watch.Event) (bool, error) {
-		n, ok := e.Object.(*corev1.Node)
-		return ok && slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool {
+	err := kube.Poll(ctx, 200*time.Millisecond, cordonSeen, func(ctx context.Context) (bool, error) {
+		n, err := nodes.Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		return slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool {
 			return t.Key == corev1.TaintNodeUnschedulable
 		}), nil
 	})
