@@ -129,7 +129,7 @@ func (p *Provider) reuse(ctx context.Context, name string, o CreateOptions) (*Cl
 		}
 		return nil, err
 	}
-	if err := p.finish(ctx, c, o); err != nil {
+	if err := p.finish(ctx, c, o, false); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -206,7 +206,7 @@ func (p *Provider) create(ctx context.Context, name string, docker hostenv.Docke
 	if err := p.status.Step("Marking the cluster as lab's", func() error { return c.mark(ctx) }); err != nil {
 		return nil, err
 	}
-	if err := p.finish(ctx, c, o); err != nil {
+	if err := p.finish(ctx, c, o, true); err != nil {
 		return nil, err
 	}
 	c.Phase = PhaseReady
@@ -216,8 +216,9 @@ func (p *Provider) create(ctx context.Context, name string, docker hostenv.Docke
 	return c, nil
 }
 
-// finish brings a new or reused cluster to where scenarios can run: images in every node, system Pods ready.
-func (p *Provider) finish(ctx context.Context, c *Cluster, o CreateOptions) error {
+// finish brings a new (cold) or reused cluster to where scenarios can run: images in every node, system Pods
+// ready. Only a cold cluster's system Pods are retried: a reused one's belong to whatever runs on it.
+func (p *Provider) finish(ctx context.Context, c *Cluster, o CreateOptions, cold bool) error {
 	ns, err := c.Nodes()
 	if err != nil {
 		return err
@@ -227,8 +228,12 @@ func (p *Provider) finish(ctx context.Context, c *Cluster, o CreateOptions) erro
 	step := fmt.Sprintf("Loading %d image(s) into %d node(s) while nodes and system Pods come up", len(o.Images), len(ns))
 	if err := p.status.Step(step, func() error {
 		g, gctx := errgroup.WithContext(ctx)
+		retryCtx, stopRetries := context.WithCancel(gctx)
 		g.Go(func() error { return images.LoadIntoNodes(gctx, ns, o.Images) })
-		g.Go(func() error { return c.WaitReady(gctx, o.Wait) })
+		if cold {
+			g.Go(func() error { c.retrySandboxes(retryCtx, o.Wait); return nil })
+		}
+		g.Go(func() error { defer stopRetries(); return c.WaitReady(gctx, o.Wait) })
 		return g.Wait()
 	}); err != nil {
 		return err
