@@ -43,6 +43,9 @@ type classState struct {
 	Plan       class.Plan       `json:"plan"`
 	// Current is the index in Plan.Scenarios of the scenario the learner is on.
 	Current int `json:"current"`
+	// Cluster is the lab cluster the class's scenarios run on: attempts on another cluster of this machine are
+	// not the class's, and are not reported to it.
+	Cluster string `json:"cluster,omitempty"`
 }
 
 // errNoClass is what the class commands say on a machine that joined none.

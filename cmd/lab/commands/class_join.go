@@ -67,7 +67,7 @@ func (o *classJoinOptions) run(ctx context.Context, f *Factory, url string) erro
 	if err != nil {
 		return err
 	}
-	cs := &classState{Membership: c.Membership(), Plan: plan, Current: current}
+	cs := &classState{Membership: c.Membership(), Plan: plan, Current: current, Cluster: f.ClusterName}
 	if err := writeClass(st, cs); err != nil {
 		return err
 	}

@@ -56,7 +56,8 @@ func countChecks(qs ...grader.QuestionOutcome) (passed, total int) {
 	return passed, total
 }
 
-// postToClass posts results of the class's scenarios and warns once when the server does not take them.
+// postToClass posts results of the class's scenarios, from the cluster that joined the class, and warns once
+// when the server does not take them.
 func postToClass(ctx context.Context, f *Factory, rs ...class.Result) {
 	st, err := f.Store()
 	if err != nil {
@@ -67,7 +68,7 @@ func postToClass(ctx context.Context, f *Factory, rs ...class.Result) {
 		fmt.Fprintf(f.ErrOut, "warning: result not sent to the class: %v\n", err)
 		return
 	}
-	if cs == nil {
+	if cs == nil || cs.Cluster != "" && cs.Cluster != f.ClusterName {
 		return
 	}
 	c := class.NewClient(cs.Membership)

@@ -43,7 +43,7 @@ func joinedClass(t *testing.T) (*class.Server, func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := writeClass(st, &classState{Membership: c.Membership(), Plan: plan}); err != nil {
+	if err := writeClass(st, &classState{Membership: c.Membership(), Plan: plan, Cluster: "lab"}); err != nil {
 		t.Fatal(err)
 	}
 	return srv, stop
@@ -52,12 +52,17 @@ func joinedClass(t *testing.T) (*class.Server, func()) {
 func TestReportToClass(t *testing.T) {
 	srv, stop := joinedClass(t)
 	var errOut bytes.Buffer
-	f := &Factory{Out: &bytes.Buffer{}, ErrOut: &errOut}
+	f := &Factory{Out: &bytes.Buffer{}, ErrOut: &errOut, ClusterName: "lab"}
 	ctx := context.Background()
 	a := &session.Attempt{Scenario: "bad-image-tag", Started: time.Now().Add(-2 * time.Minute), Hints: 1,
 		LastCheck: &session.CheckNote{Passed: true, Score: 5, Max: 6},
 		Diagnosis: &session.Diagnosis{Stage: "runtime", Correct: true}}
 	out := &grader.Outcome{Questions: []grader.QuestionOutcome{{Checks: []grader.CheckOutcome{{Passed: true}, {Passed: true}, {Passed: false}}}}}
+	// The same scenario passed on another lab cluster of this machine is another attempt, not the class's.
+	reportToClass(ctx, &Factory{Out: &bytes.Buffer{}, ErrOut: &errOut, ClusterName: "lab-2"}, class.EventCheck, a, out)
+	if row := exportRow(t, srv, "alice"); row["status"] == "passed" {
+		t.Fatalf("a check on another cluster reached the class: %v", row)
+	}
 	reportToClass(ctx, f, class.EventCheck, a, out)
 	if errOut.Len() > 0 {
 		t.Fatalf("a reachable class warned: %s", errOut.String())
