@@ -19,11 +19,11 @@ const (
 // task check holds (a learner's change that will not undo itself), a decisive check keeps failing, or q.Settle
 // runs out: the waits of independent checks overlap instead of adding up. Every round runs to its end, so even
 // a zero wait judges each check on a whole evaluation, not on a context that expired before a slow host
-// answered. It also returns how long each check's slowest evaluation took.
-func settle(ctx context.Context, env Env, q Question) ([]Result, []time.Duration) {
+// answered. It also returns how long each check's slowest evaluation took, and whether every check held.
+func settle(ctx context.Context, env Env, q Question) (results []Result, took []time.Duration, held bool) {
 	deadline := time.Now().Add(q.Settle)
-	results := make([]Result, len(q.Checks))
-	took := make([]time.Duration, len(q.Checks))
+	results = make([]Result, len(q.Checks))
+	took = make([]time.Duration, len(q.Checks))
 	var s settling
 	for {
 		var wg sync.WaitGroup
@@ -36,11 +36,11 @@ func settle(ctx context.Context, env Env, q Question) ([]Result, []time.Duration
 		}
 		wg.Wait()
 		if s.done(q.Checks, results, time.Now()) || time.Now().Add(settleEvery).After(deadline) {
-			return results, took
+			return results, took, s.passing >= holdRounds
 		}
 		select {
 		case <-ctx.Done():
-			return results, took
+			return results, took, false
 		case <-time.After(settleEvery):
 		}
 	}
