@@ -3,6 +3,7 @@ module github.com/cka-lab/lab
 go 1.26.8
 
 require (
+	github.com/BurntSushi/toml v1.4.0
 	github.com/agnivade/levenshtein v1.2.2
 	github.com/briandowns/spinner v1.23.2
 	github.com/chromedp/chromedp v0.23.0
@@ -27,7 +28,6 @@ require (
 
 require (
 	al.essio.dev/pkg/shellescape v1.5.1 // indirect
-	github.com/BurntSushi/toml v1.4.0 // indirect
 	github.com/Masterminds/semver/v3 v3.4.0 // indirect
 	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/davecgh/go-spew v1.1.1 // indirect

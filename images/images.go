@@ -6,10 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -77,18 +76,33 @@ func EnsureAllLocal(ctx context.Context, refs []string) error {
 // the same name). Images the same nodes need are saved into one archive, imported into those nodes
 // concurrently: a fresh cluster gets one `docker save` and one import per node.
 func LoadIntoNodes(ctx context.Context, ns []nodes.Node, refs []string) error {
+	ids := map[string]string{}
+	for _, ref := range refs {
+		if ids[ref] = LocalID(ctx, ref); ids[ref] == "" {
+			return &MissingError{Ref: ref, PullErr: "not present", Provider: HowToProvide}
+		}
+	}
+	// One exec per image and node, each a round trip into a node: asked all at once.
+	has := make([][]bool, len(refs))
+	var wg sync.WaitGroup
+	for i, ref := range refs {
+		has[i] = make([]bool, len(ns))
+		for j, n := range ns {
+			wg.Go(func() {
+				got, err := nodeutils.ImageID(n, ref)
+				has[i][j] = err == nil && got == ids[ref]
+			})
+		}
+	}
+	wg.Wait()
 	groups := map[string][]string{}
 	members := map[string][]nodes.Node{}
 	var order []string
-	for _, ref := range refs {
-		id := LocalID(ctx, ref)
-		if id == "" {
-			return &MissingError{Ref: ref, PullErr: "not present", Provider: HowToProvide}
-		}
+	for i, ref := range refs {
 		var need []nodes.Node
 		var key []string
-		for _, n := range ns {
-			if got, err := nodeutils.ImageID(n, ref); err != nil || got != id {
+		for j, n := range ns {
+			if !has[i][j] {
 				need = append(need, n)
 				key = append(key, n.String())
 			}
@@ -104,28 +118,17 @@ func LoadIntoNodes(ctx context.Context, ns []nodes.Node, refs []string) error {
 		members[k] = need
 	}
 	for _, k := range order {
-		if err := loadArchive(ctx, members[k], groups[k]); err != nil {
+		path, release, err := archive(ctx, groups[k], ids)
+		if err != nil {
+			return err
+		}
+		err = LoadArchiveFile(ctx, members[k], path, strings.Join(groups[k], ", "))
+		release()
+		if err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func loadArchive(ctx context.Context, ns []nodes.Node, refs []string) error {
-	f, err := os.CreateTemp("", "lab-images-*.tar")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	defer f.Close()
-	save := exec.CommandContext(ctx, "docker", append([]string{"save"}, refs...)...)
-	save.Stdout = f
-	var stderr strings.Builder
-	save.Stderr = &stderr
-	if err := save.Run(); err != nil {
-		return fmt.Errorf("docker save %s: %s: %w", strings.Join(refs, " "), firstLine(stderr.String()), err)
-	}
-	return LoadArchiveFile(ctx, ns, f.Name(), strings.Join(refs, ", "))
 }
 
 // LoadArchiveFile imports an image archive (docker save or OCI tarball) into the nodes concurrently.
@@ -133,12 +136,7 @@ func LoadArchiveFile(ctx context.Context, ns []nodes.Node, path, what string) er
 	g, _ := errgroup.WithContext(ctx)
 	for _, n := range ns {
 		g.Go(func() error {
-			r, err := os.Open(path)
-			if err != nil {
-				return err
-			}
-			defer r.Close()
-			if err := nodeutils.LoadImageArchive(n, io.Reader(r)); err != nil {
+			if err := importArchive(n, path); err != nil {
 				return fmt.Errorf("load %s into node %s: %w", what, n, err)
 			}
 			return nil
