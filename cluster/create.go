@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 
 	"github.com/cka-lab/lab/hostenv"
@@ -270,10 +271,29 @@ func (c *Cluster) mark(ctx context.Context) error {
 // systemNamespaces hold the Pods a cluster needs before any scenario runs (DNS, CNI, storage provisioner).
 var systemNamespaces = []string{"kube-system", "local-path-storage"}
 
-// WaitReady waits until every node is Ready and every system Pod is Running with its containers ready.
+// WaitReady waits until every node is Ready and every system Pod is Running with its containers ready. It looks
+// again whenever a node or a system Pod, Deployment or DaemonSet changes (the controllers' ready counts follow
+// their Pods' by a moment), so the wait ends with the change that completes it.
 func (c *Cluster) WaitReady(ctx context.Context, timeout time.Duration) error {
+	watches := []kube.Watcher{
+		func(ctx context.Context) (watch.Interface, error) {
+			return c.Kube.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{})
+		},
+	}
+	for _, ns := range systemNamespaces {
+		watches = append(watches,
+			func(ctx context.Context) (watch.Interface, error) {
+				return c.Kube.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
+			},
+			func(ctx context.Context) (watch.Interface, error) {
+				return c.Kube.AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{})
+			},
+			func(ctx context.Context) (watch.Interface, error) {
+				return c.Kube.AppsV1().DaemonSets(ns).Watch(ctx, metav1.ListOptions{})
+			})
+	}
 	var last string
-	err := kube.Poll(ctx, time.Second, timeout, func(ctx context.Context) (bool, error) {
+	err := kube.WaitFor(ctx, time.Second, timeout, watches, func(ctx context.Context) (bool, error) {
 		nl, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			last = err.Error()
