@@ -20,37 +20,56 @@ const maxSandboxRetries = 3
 // retrySandboxes replaces system Pods whose sandbox failed while their node's network was still coming up (the
 // CNI agent may write its config before it knows the node's Pod range: "no IP ranges specified"), once every
 // DaemonSet Pod on that node is Ready. The kubelet would retry such a Pod only after its pod-worker back-off
-// of 10-15 s, twice in a row on a cold create; the Pod's controller replaces a deleted one at once. It runs
-// until ctx ends or timeout passes.
+// of 10-15 s, twice in a row on a cold create; the Pod's controller replaces a deleted one at once. It looks
+// once a second until ctx ends or timeout passes: reacting to every change instead (a watch) replaced Pods
+// while the new network was still settling ("could not set bridge's mac") and used up their retries.
 func (c *Cluster) retrySandboxes(ctx context.Context, timeout time.Duration) {
-	retried := map[types.UID]bool{}
 	perOwner := map[types.UID]int{}
 	_ = kube.Poll(ctx, time.Second, timeout, func(ctx context.Context) (bool, error) {
+		pl, err := c.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		ready := agentsReady(pl.Items)
 		for _, ns := range systemNamespaces {
-			pl, err := c.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return false, nil
-			}
+			// A deleted Pod is gone or carries a DeletionTimestamp on the next look, which waitingForSandbox
+			// rejects: only the count per workload needs remembering.
+			var candidates []*corev1.Pod
 			for i := range pl.Items {
 				pod := &pl.Items[i]
 				owner := metav1.GetControllerOf(pod)
-				if retried[pod.UID] || owner == nil || owner.Kind != "ReplicaSet" || perOwner[owner.UID] >= maxSandboxRetries ||
-					!waitingForSandbox(pod) {
-					continue
+				if pod.Namespace == ns && owner != nil && owner.Kind == "ReplicaSet" && perOwner[owner.UID] < maxSandboxRetries &&
+					waitingForSandbox(pod) && ready[pod.Spec.NodeName] {
+					candidates = append(candidates, pod)
 				}
-				if ok, err := c.sandboxFailedOnReadyNode(ctx, pod); err != nil || !ok {
+			}
+			if len(candidates) == 0 {
+				continue
+			}
+			ev, err := c.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: sandboxFailed.String()})
+			if err != nil {
+				continue
+			}
+			failed := map[types.UID]bool{}
+			for _, e := range ev.Items {
+				failed[e.InvolvedObject.UID] = true
+			}
+			for _, pod := range candidates {
+				if !failed[pod.UID] {
 					continue
 				}
 				err := c.Kube.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}})
 				if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-					retried[pod.UID] = true
-					perOwner[owner.UID]++
+					perOwner[metav1.GetControllerOf(pod).UID]++
 				}
 			}
 		}
 		return false, nil
 	})
 }
+
+// sandboxFailed selects the kubelet's events for a Pod sandbox it could not create.
+var sandboxFailed = fields.OneTermEqualSelector("reason", "FailedCreatePodSandBox")
 
 // waitingForSandbox: the Pod is on a node, has not started, and its sandbox is not up.
 func waitingForSandbox(pod *corev1.Pod) bool {
@@ -65,31 +84,19 @@ func waitingForSandbox(pod *corev1.Pod) bool {
 	return true
 }
 
-// sandboxFailedOnReadyNode: the kubelet reported a failed sandbox for the Pod, and every DaemonSet Pod on its
-// node (the CNI agent and kube-proxy, whatever the CNI) is Ready now, so a new try should succeed.
-func (c *Cluster) sandboxFailedOnReadyNode(ctx context.Context, pod *corev1.Pod) (bool, error) {
-	ev, err := c.Kube.CoreV1().Events(pod.Namespace).List(ctx, metav1.ListOptions{FieldSelector: fields.AndSelectors(
-		fields.OneTermEqualSelector("involvedObject.uid", string(pod.UID)),
-		fields.OneTermEqualSelector("reason", "FailedCreatePodSandBox"),
-	).String()})
-	if err != nil || len(ev.Items) == 0 {
-		return false, err
-	}
-	pl, err := c.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", pod.Spec.NodeName).String(),
-	})
-	if err != nil {
-		return false, err
-	}
-	agents := 0
-	for i := range pl.Items {
-		if owner := metav1.GetControllerOf(&pl.Items[i]); owner == nil || owner.Kind != "DaemonSet" {
+// agentsReady says, per node, whether it runs DaemonSet Pods (the CNI agent and kube-proxy, whatever the CNI)
+// and every one of them is Ready, so a new sandbox there should get its network.
+func agentsReady(pods []corev1.Pod) map[string]bool {
+	ready := map[string]bool{}
+	seen := map[string]bool{}
+	for i := range pods {
+		p := &pods[i]
+		if owner := metav1.GetControllerOf(p); owner == nil || owner.Kind != "DaemonSet" || p.Spec.NodeName == "" {
 			continue
 		}
-		agents++
-		if !PodReady(&pl.Items[i]) {
-			return false, nil
-		}
+		n := p.Spec.NodeName
+		ready[n] = PodReady(p) && (ready[n] || !seen[n])
+		seen[n] = true
 	}
-	return agents > 0, nil
+	return ready
 }
