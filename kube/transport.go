@@ -23,6 +23,12 @@ func (t finalDrops) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
+// WrappedRoundTripper lets client-go reach the transport beneath to cancel a request (a watch that is stopped);
+// without it client-go logs "unable to cancel request" for every watch a wait ends.
+func (t finalDrops) WrappedRoundTripper() http.RoundTripper { return t.next }
+
+var _ utilnet.RoundTripperWrapper = finalDrops{}
+
 // defuse rewrites the phrases client-go treats as retryable.
 func defuse(msg string) string {
 	return strings.NewReplacer("connection reset by peer", "connection reset", "EOF", "end of stream",
