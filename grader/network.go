@@ -123,8 +123,11 @@ func (e Env) exec(ctx context.Context, c *scenarios.ExecCheck) Result {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	var out bytes.Buffer
-	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &out})
+	// Two buffers: the executor copies stdout and stderr in goroutines of their own, and one shared
+	// bytes.Buffer (not safe for concurrent writes) lost the whole output of about one exec in three.
+	var out, stderr bytes.Buffer
+	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &stderr})
+	out.Write(stderr.Bytes())
 	cmd := fmt.Sprintf("kubectl -n %s exec %s -- %s", pod.Namespace, pod.Name, strings.Join(c.Command, " "))
 	ok := err == nil && strings.Contains(out.String(), c.Contains)
 	if c.Fails {
