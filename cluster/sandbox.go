@@ -13,9 +13,17 @@ import (
 	"github.com/cka-lab/lab/kube"
 )
 
-// maxSandboxRetries bounds how often one workload's Pods are replaced, so a sandbox that fails for good is left
-// to the kubelet's own retries and WaitReady's error instead of being replaced forever.
+// maxSandboxRetries bounds how often one workload's Pods are replaced on one node, so a sandbox that fails for
+// good is left to the kubelet's own retries and WaitReady's error instead of being replaced forever. Counted
+// per node: the control plane's network comes up first and may use up a workload-wide count (seen: CoreDNS's
+// three replacements all spent there, its Pod on the worker then waited out two kubelet back-offs, 24 s).
 const maxSandboxRetries = 3
+
+// retryKey is one workload's Pods on one node.
+type retryKey struct {
+	owner types.UID
+	node  string
+}
 
 // retrySandboxes replaces system Pods whose sandbox failed while their node's network was still coming up (the
 // CNI agent may write its config before it knows the node's Pod range: "no IP ranges specified"), once every
@@ -24,7 +32,7 @@ const maxSandboxRetries = 3
 // once a second until ctx ends or timeout passes: reacting to every change instead (a watch) replaced Pods
 // while the new network was still settling ("could not set bridge's mac") and used up their retries.
 func (c *Cluster) retrySandboxes(ctx context.Context, timeout time.Duration) {
-	perOwner := map[types.UID]int{}
+	retries := map[retryKey]int{}
 	_ = kube.Poll(ctx, time.Second, timeout, func(ctx context.Context) (bool, error) {
 		pl, err := c.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -33,12 +41,13 @@ func (c *Cluster) retrySandboxes(ctx context.Context, timeout time.Duration) {
 		ready := agentsReady(pl.Items)
 		for _, ns := range systemNamespaces {
 			// A deleted Pod is gone or carries a DeletionTimestamp on the next look, which waitingForSandbox
-			// rejects: only the count per workload needs remembering.
+			// rejects: only the count per workload and node needs remembering.
 			var candidates []*corev1.Pod
 			for i := range pl.Items {
 				pod := &pl.Items[i]
 				owner := metav1.GetControllerOf(pod)
-				if pod.Namespace == ns && owner != nil && owner.Kind == "ReplicaSet" && perOwner[owner.UID] < maxSandboxRetries &&
+				if pod.Namespace == ns && owner != nil && owner.Kind == "ReplicaSet" &&
+					retries[retryKey{owner.UID, pod.Spec.NodeName}] < maxSandboxRetries &&
 					waitingForSandbox(pod) && ready[pod.Spec.NodeName] {
 					candidates = append(candidates, pod)
 				}
@@ -60,7 +69,7 @@ func (c *Cluster) retrySandboxes(ctx context.Context, timeout time.Duration) {
 				}
 				err := c.Kube.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}})
 				if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-					perOwner[metav1.GetControllerOf(pod).UID]++
+					retries[retryKey{metav1.GetControllerOf(pod).UID, pod.Spec.NodeName}]++
 				}
 			}
 		}
