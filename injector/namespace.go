@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/cka-lab/lab/kube"
 )
@@ -33,9 +37,15 @@ func startNamespaceDeletion(ctx context.Context, c *kube.Clients, name string) e
 	return nil
 }
 
-// waitNamespacesGone waits until none of the namespaces exists.
+// waitNamespacesGone waits until none of the namespaces exists, emptying and finalizing them itself first.
 func waitNamespacesGone(ctx context.Context, c *kube.Clients, names []string) error {
 	zero := int64(0)
+	var g errgroup.Group
+	for _, ns := range names {
+		// Best effort: what it cannot finish is left to the namespace controller, which the poll below waits for.
+		g.Go(func() error { _ = finishNamespaceDeletion(ctx, c, ns); return nil })
+	}
+	_ = g.Wait()
 	left := slices.Clone(names)
 	err := kube.Poll(ctx, 250*time.Millisecond, 2*time.Minute, func(ctx context.Context) (bool, error) {
 		left = slices.DeleteFunc(left, func(ns string) bool {
@@ -53,4 +63,91 @@ func waitNamespacesGone(ctx context.Context, c *kube.Clients, names []string) er
 		return fmt.Errorf("namespace(s) %v still terminating: %w", left, err)
 	}
 	return nil
+}
+
+// emptyWait bounds how long finishNamespaceDeletion waits for objects held by finalizers of their own (a claim's
+// pvc-protection, lifted once its Pods are gone) before it leaves the namespace to the controller.
+const emptyWait = 10 * time.Second
+
+// finishNamespaceDeletion does at once what the namespace controller starts only after a fixed 5 s delay (there
+// for HA API servers; a kind cluster has one), which made it most of a reset: it deletes every namespaced
+// object in the terminating namespace and, once every list comes back empty, finalizes the namespace, so the
+// API server removes it. It finalizes nothing it could not see emptied (a kind it cannot list or delete, a
+// discovery failure, an object that stays): finalizing then would orphan those objects in etcd, to reappear
+// in a namespace of the same name.
+func finishNamespaceDeletion(ctx context.Context, c *kube.Clients, name string) error {
+	ns, err := c.Kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	if err != nil || ns.DeletionTimestamp == nil {
+		return err
+	}
+	lists, err := c.Kube.Discovery().ServerPreferredNamespacedResources()
+	if err != nil {
+		return fmt.Errorf("discover namespaced resources: %w", err)
+	}
+	kinds, err := deletableKinds(lists)
+	if err != nil {
+		return err
+	}
+	zero := int64(0)
+	background := metav1.DeletePropagationBackground
+	del := metav1.DeleteOptions{GracePeriodSeconds: &zero, PropagationPolicy: &background}
+	var g errgroup.Group
+	g.SetLimit(8)
+	for _, gvr := range kinds {
+		g.Go(func() error {
+			if err := c.Dynamic.Resource(gvr).Namespace(name).DeleteCollection(ctx, del, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("delete %s in %s: %w", gvr.Resource, name, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	var left string
+	err = kube.Poll(ctx, 250*time.Millisecond, emptyWait, func(ctx context.Context) (bool, error) {
+		left = ""
+		for _, gvr := range kinds {
+			l, err := c.Dynamic.Resource(gvr).Namespace(name).List(ctx, metav1.ListOptions{Limit: 1})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return false, err
+			}
+			if err == nil && len(l.Items) > 0 {
+				left = gvr.Resource + "/" + l.Items[0].GetName()
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("empty namespace %s (%s left): %w", name, left, err)
+	}
+	ns.Spec.Finalizers = slices.DeleteFunc(ns.Spec.Finalizers, func(f corev1.FinalizerName) bool { return f == corev1.FinalizerKubernetes })
+	if _, err := c.Kube.CoreV1().Namespaces().Finalize(ctx, ns, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("finalize namespace %s: %w", name, err)
+	}
+	return nil
+}
+
+// deletableKinds are the namespaced resources to empty a namespace of: those the namespace controller deletes too
+// (list and delete; a read-only view such as metrics.k8s.io holds nothing to delete). Each must also support
+// deletecollection, else nothing may be finalized (an error).
+func deletableKinds(lists []*metav1.APIResourceList) ([]schema.GroupVersionResource, error) {
+	var out []schema.GroupVersionResource
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range l.APIResources {
+			if !r.Namespaced || strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "delete") {
+				continue
+			}
+			if !slices.Contains(r.Verbs, "deletecollection") {
+				return nil, fmt.Errorf("%s %s can be listed but not deleted by collection", gv, r.Name)
+			}
+			out = append(out, gv.WithResource(r.Name))
+		}
+	}
+	return out, nil
 }
