@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// Settling rounds: a fix holds when every check passes this many rounds in a row.
+// Settling rounds: a fix holds when every check passes this many rounds in a row. Rounds start settleEvery
+// apart (or right after a slower round), so a check that execs on a node does not stretch the hold.
 const (
 	settleEvery = 500 * time.Millisecond
 	holdRounds  = 3
@@ -26,6 +27,7 @@ func settle(ctx context.Context, env Env, q Question) (results []Result, took []
 	took = make([]time.Duration, len(q.Checks))
 	var s settling
 	for {
+		roundStart := time.Now()
 		var wg sync.WaitGroup
 		for i, p := range q.Checks {
 			wg.Go(func() {
@@ -35,13 +37,14 @@ func settle(ctx context.Context, env Env, q Question) (results []Result, took []
 			})
 		}
 		wg.Wait()
-		if s.done(q.Checks, results, time.Now()) || time.Now().Add(settleEvery).After(deadline) {
+		next := roundStart.Add(settleEvery)
+		if s.done(q.Checks, results, time.Now()) || next.After(deadline) {
 			return results, took, s.passing >= holdRounds
 		}
 		select {
 		case <-ctx.Done():
 			return results, took, false
-		case <-time.After(settleEvery):
+		case <-time.After(time.Until(next)):
 		}
 	}
 }
