@@ -37,9 +37,18 @@ func startNamespaceDeletion(ctx context.Context, c *kube.Clients, name string) e
 	return nil
 }
 
-// waitNamespacesGone waits until none of the namespaces exists, emptying and finalizing them itself first.
+// waitNamespacesGone waits until none of the namespaces exists, emptying and finalizing them itself first, and
+// until the volumes their claims had provisioned are deleted too: a namespace finalized at once is gone seconds
+// before its provisioner has deleted those, and a baseline recorded then would keep a volume about to vanish.
 func waitNamespacesGone(ctx context.Context, c *kube.Clients, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
 	zero := int64(0)
+	volumes, err := provisionedVolumes(ctx, c, names)
+	if err != nil {
+		return err
+	}
 	var g errgroup.Group
 	for _, ns := range names {
 		// Best effort: what it cannot finish is left to the namespace controller, which the poll below waits for.
@@ -47,7 +56,7 @@ func waitNamespacesGone(ctx context.Context, c *kube.Clients, names []string) er
 	}
 	_ = g.Wait()
 	left := slices.Clone(names)
-	err := kube.Poll(ctx, 250*time.Millisecond, 2*time.Minute, func(ctx context.Context) (bool, error) {
+	err = kube.Poll(ctx, 250*time.Millisecond, 2*time.Minute, func(ctx context.Context) (bool, error) {
 		left = slices.DeleteFunc(left, func(ns string) bool {
 			_, err := c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
@@ -62,7 +71,34 @@ func waitNamespacesGone(ctx context.Context, c *kube.Clients, names []string) er
 	if err != nil {
 		return fmt.Errorf("namespace(s) %v still terminating: %w", left, err)
 	}
+	err = kube.Poll(ctx, 250*time.Millisecond, 2*time.Minute, func(ctx context.Context) (bool, error) {
+		volumes = slices.DeleteFunc(volumes, func(pv string) bool {
+			_, err := c.Kube.CoreV1().PersistentVolumes().Get(ctx, pv, metav1.GetOptions{})
+			return apierrors.IsNotFound(err)
+		})
+		return len(volumes) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("PersistentVolume(s) %v of deleted namespace(s) %v not deleted by their provisioner: %w", volumes, names, err)
+	}
 	return nil
+}
+
+// provisionedVolumes names the PersistentVolumes bound to claims in the namespaces that their provisioner deletes
+// with the claim (reclaim policy Delete).
+func provisionedVolumes(ctx context.Context, c *kube.Clients, namespaces []string) ([]string, error) {
+	pvs, err := c.Kube.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list PersistentVolumes: %w", err)
+	}
+	var out []string
+	for _, pv := range pvs.Items {
+		if ref := pv.Spec.ClaimRef; ref != nil && slices.Contains(namespaces, ref.Namespace) &&
+			pv.Spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimDelete {
+			out = append(out, pv.Name)
+		}
+	}
+	return out, nil
 }
 
 // emptyWait bounds how long finishNamespaceDeletion waits for objects held by finalizers of their own (a claim's
