@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/cka-lab/lab/kube"
 )
 
 // stoppedNodes lists the cluster's node containers that are not running: after a Docker restart, kind's
@@ -29,12 +31,24 @@ func stoppedNodes(ctx context.Context, name string) ([]string, error) {
 	return stopped, nil
 }
 
-// startNodes starts stopped node containers; kind's entrypoint brings systemd, containerd and the kubelet
-// back, and the static Pods follow.
+// startNodes starts stopped node containers and waits until containerd answers in each: kind's entrypoint brings
+// systemd, containerd and the kubelet back, and the static Pods follow, but images loaded before containerd is
+// up fail ("cannot access socket /run/containerd/containerd.sock", seen in a clean e2e run).
 func startNodes(ctx context.Context, containers []string) error {
 	out, err := exec.CommandContext(ctx, "docker", append([]string{"start"}, containers...)...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("docker start %s: %s: %w", strings.Join(containers, " "), strings.TrimSpace(string(out)), err)
+	}
+	for _, c := range containers {
+		var last string
+		err := kube.Poll(ctx, 250*time.Millisecond, time.Minute, func(ctx context.Context) (bool, error) {
+			out, err := exec.CommandContext(ctx, "docker", "exec", c, "ctr", "--namespace", "k8s.io", "version").CombinedOutput()
+			last = strings.TrimSpace(string(out))
+			return err == nil, nil
+		})
+		if err != nil {
+			return fmt.Errorf("containerd in restarted node %s: %s: %w", c, last, err)
+		}
 	}
 	return nil
 }
