@@ -49,12 +49,15 @@ func waitNamespacesGone(ctx context.Context, c *kube.Clients, names []string) er
 	if err != nil {
 		return err
 	}
-	var g errgroup.Group
-	for _, ns := range names {
-		// Best effort: what it cannot finish is left to the namespace controller, which the poll below waits for.
-		g.Go(func() error { _ = finishNamespaceDeletion(ctx, c, ns); return nil })
+	// Best effort: what lab cannot finish (discovery failing included) is left to the namespace controller,
+	// which the poll below waits for. One discovery serves every namespace of a revert.
+	if kinds, err := namespacedKinds(c); err == nil {
+		var g errgroup.Group
+		for _, ns := range names {
+			g.Go(func() error { _ = finishNamespaceDeletion(ctx, c, kinds, ns); return nil })
+		}
+		_ = g.Wait()
 	}
-	_ = g.Wait()
 	left := slices.Clone(names)
 	err = kube.Poll(ctx, 250*time.Millisecond, 2*time.Minute, func(ctx context.Context) (bool, error) {
 		left = slices.DeleteFunc(left, func(ns string) bool {
@@ -111,17 +114,9 @@ const emptyWait = 10 * time.Second
 // API server removes it. It finalizes nothing it could not see emptied (a kind it cannot list or delete, a
 // discovery failure, an object that stays): finalizing then would orphan those objects in etcd, to reappear
 // in a namespace of the same name.
-func finishNamespaceDeletion(ctx context.Context, c *kube.Clients, name string) error {
+func finishNamespaceDeletion(ctx context.Context, c *kube.Clients, kinds []schema.GroupVersionResource, name string) error {
 	ns, err := c.Kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
 	if err != nil || ns.DeletionTimestamp == nil {
-		return err
-	}
-	lists, err := c.Kube.Discovery().ServerPreferredNamespacedResources()
-	if err != nil {
-		return fmt.Errorf("discover namespaced resources: %w", err)
-	}
-	kinds, err := deletableKinds(lists)
-	if err != nil {
 		return err
 	}
 	zero := int64(0)
@@ -163,6 +158,15 @@ func finishNamespaceDeletion(ctx context.Context, c *kube.Clients, name string) 
 		return fmt.Errorf("finalize namespace %s: %w", name, err)
 	}
 	return nil
+}
+
+// namespacedKinds discovers the namespaced resources a namespace must be emptied of (deletableKinds).
+func namespacedKinds(c *kube.Clients) ([]schema.GroupVersionResource, error) {
+	lists, err := c.Kube.Discovery().ServerPreferredNamespacedResources()
+	if err != nil {
+		return nil, fmt.Errorf("discover namespaced resources: %w", err)
+	}
+	return deletableKinds(lists)
 }
 
 // deletableKinds are the namespaced resources to empty a namespace of: those the namespace controller deletes too
