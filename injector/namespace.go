@@ -110,10 +110,10 @@ const emptyWait = 10 * time.Second
 
 // finishNamespaceDeletion does at once what the namespace controller starts only after a fixed 5 s delay (there
 // for HA API servers; a kind cluster has one), which made it most of a reset: it deletes every namespaced
-// object in the terminating namespace and, once every list comes back empty, finalizes the namespace, so the
-// API server removes it. It finalizes nothing it could not see emptied (a kind it cannot list or delete, a
-// discovery failure, an object that stays): finalizing then would orphan those objects in etcd, to reappear
-// in a namespace of the same name.
+// object of the given kinds (namespacedKinds) in the terminating namespace and, once every list comes back
+// empty, finalizes the namespace, so the API server removes it. It finalizes nothing it could not see emptied
+// (a list or delete that fails, an object that stays): finalizing then would orphan those objects in etcd, to
+// reappear in a namespace of the same name.
 func finishNamespaceDeletion(ctx context.Context, c *kube.Clients, kinds []schema.GroupVersionResource, name string) error {
 	ns, err := c.Kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
 	if err != nil || ns.DeletionTimestamp == nil {
