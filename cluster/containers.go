@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cka-lab/lab/hostenv"
 	"github.com/cka-lab/lab/kube"
 )
 
@@ -16,7 +17,7 @@ import (
 func stoppedNodes(ctx context.Context, name string) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "docker", "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster="+name,
+	out, err := exec.CommandContext(ctx, hostenv.DockerBinary, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster="+name,
 		"--format", "{{.Names}} {{.State}}").Output()
 	if err != nil {
 		return nil, fmt.Errorf("list node containers of %s: %w", name, err)
@@ -35,14 +36,14 @@ func stoppedNodes(ctx context.Context, name string) ([]string, error) {
 // systemd, containerd and the kubelet back, and the static Pods follow, but images loaded before containerd is
 // up fail ("cannot access socket /run/containerd/containerd.sock", seen in a clean e2e run).
 func startNodes(ctx context.Context, containers []string) error {
-	out, err := exec.CommandContext(ctx, "docker", append([]string{"start"}, containers...)...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, hostenv.DockerBinary, append([]string{"start"}, containers...)...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("docker start %s: %s: %w", strings.Join(containers, " "), strings.TrimSpace(string(out)), err)
 	}
 	for _, c := range containers {
 		var last string
 		err := kube.Poll(ctx, 250*time.Millisecond, time.Minute, func(ctx context.Context) (bool, error) {
-			out, err := exec.CommandContext(ctx, "docker", "exec", c, "ctr", "--namespace", "k8s.io", "version").CombinedOutput()
+			out, err := exec.CommandContext(ctx, hostenv.DockerBinary, "exec", c, "ctr", "--namespace", "k8s.io", "version").CombinedOutput()
 			last = strings.TrimSpace(string(out))
 			return err == nil, nil
 		})
