@@ -11,9 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/cka-lab/lab/cluster"
 	"github.com/cka-lab/lab/e2e/framework"
 	"github.com/cka-lab/lab/injector"
+	"github.com/cka-lab/lab/internal/cluster"
 )
 
 var _ = Describe("the lab cluster", Ordered, Label("cluster"), func() {

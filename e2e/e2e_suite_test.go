@@ -18,7 +18,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/cka-lab/lab/e2e/framework"
-	"github.com/cka-lab/lab/kube"
+	"github.com/cka-lab/lab/internal/kube"
 )
 
 var (

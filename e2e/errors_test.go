@@ -13,7 +13,7 @@ import (
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 
 	"github.com/cka-lab/lab/e2e/framework"
-	"github.com/cka-lab/lab/hostenv"
+	"github.com/cka-lab/lab/internal/cluster/hostenv"
 	"github.com/cka-lab/lab/kindconfigs"
 )
 

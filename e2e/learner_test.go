@@ -13,8 +13,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/cka-lab/lab/e2e/framework"
-	"github.com/cka-lab/lab/exam"
-	"github.com/cka-lab/lab/journey"
+	"github.com/cka-lab/lab/internal/exam"
+	"github.com/cka-lab/lab/internal/journey"
 	"github.com/cka-lab/lab/scenarios"
 )
 

@@ -23,7 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cka-lab/lab/e2e/framework"
-	"github.com/cka-lab/lab/images"
+	"github.com/cka-lab/lab/internal/cluster/images"
 	"github.com/cka-lab/lab/scenarios"
 )
 

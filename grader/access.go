@@ -8,7 +8,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/cka-lab/lab/journey"
+	"github.com/cka-lab/lab/internal/journey"
 	"github.com/cka-lab/lab/scenarios"
 )
 

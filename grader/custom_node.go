@@ -7,9 +7,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/cka-lab/lab/evidence"
 	"github.com/cka-lab/lab/injector"
-	"github.com/cka-lab/lab/journey"
+	"github.com/cka-lab/lab/internal/journey"
+	"github.com/cka-lab/lab/internal/journey/evidence"
 )
 
 func init() {

@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
-	"github.com/cka-lab/lab/journey"
-	"github.com/cka-lab/lab/kube"
+	"github.com/cka-lab/lab/internal/journey"
+	"github.com/cka-lab/lab/internal/kube"
 	"github.com/cka-lab/lab/scenarios"
 )
 

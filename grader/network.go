@@ -13,8 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 
-	"github.com/cka-lab/lab/evidence"
-	"github.com/cka-lab/lab/journey"
+	"github.com/cka-lab/lab/internal/journey"
+	"github.com/cka-lab/lab/internal/journey/evidence"
 	"github.com/cka-lab/lab/scenarios"
 )
 

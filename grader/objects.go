@@ -13,8 +13,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/jsonpath"
 
-	"github.com/cka-lab/lab/journey"
-	"github.com/cka-lab/lab/kube"
+	"github.com/cka-lab/lab/internal/journey"
+	"github.com/cka-lab/lab/internal/kube"
 	"github.com/cka-lab/lab/scenarios"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/cka-lab/lab/journey"
+	"github.com/cka-lab/lab/internal/journey"
 )
 
 // CheckOutcome is one graded check.

@@ -3,7 +3,7 @@ package grader
 import (
 	"time"
 
-	"github.com/cka-lab/lab/journey"
+	"github.com/cka-lab/lab/internal/journey"
 	"github.com/cka-lab/lab/scenarios"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/cka-lab/lab/evidence"
-	"github.com/cka-lab/lab/journey"
+	"github.com/cka-lab/lab/internal/journey"
+	"github.com/cka-lab/lab/internal/journey/evidence"
 	"github.com/cka-lab/lab/scenarios"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
-	"github.com/cka-lab/lab/kube"
+	"github.com/cka-lab/lab/internal/kube"
 	"github.com/cka-lab/lab/scenarios"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/cka-lab/lab/state"
+	"github.com/cka-lab/lab/internal/state"
 )
 
 // Entry is the prior state of one thing a scenario changed; exactly one field is set.

@@ -19,11 +19,11 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 
-	"github.com/cka-lab/lab/images"
 	"github.com/cka-lab/lab/injector/webhook"
-	"github.com/cka-lab/lab/kube"
+	"github.com/cka-lab/lab/internal/cluster/images"
+	"github.com/cka-lab/lab/internal/kube"
+	"github.com/cka-lab/lab/internal/state"
 	"github.com/cka-lab/lab/scenarios"
-	"github.com/cka-lab/lab/state"
 )
 
 // webhook deploys lab's own admission webhook server (validating or mutating): the image is lab's binary, loaded into the nodes

@@ -12,7 +12,7 @@ import (
 
 	"github.com/agnivade/levenshtein"
 
-	"github.com/cka-lab/lab/journey"
+	"github.com/cka-lab/lab/internal/journey"
 )
 
 //go:embed catalog/*.yaml

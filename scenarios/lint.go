@@ -3,7 +3,7 @@ package scenarios
 import (
 	"fmt"
 
-	"github.com/cka-lab/lab/kube"
+	"github.com/cka-lab/lab/internal/kube"
 )
 
 // systemNamespaces exist in every lab cluster, so checks may name them without a scenario creating them.

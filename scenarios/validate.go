@@ -11,8 +11,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/cka-lab/lab/journey"
-	"github.com/cka-lab/lab/kube"
+	"github.com/cka-lab/lab/internal/journey"
+	"github.com/cka-lab/lab/internal/kube"
 )
 
 var (

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cka-lab/lab/bench"
+	"github.com/cka-lab/lab/internal/bench"
 )
 
 func newBenchCmd(f *Factory) *cobra.Command {

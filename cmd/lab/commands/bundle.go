@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cka-lab/lab/bundle"
-	"github.com/cka-lab/lab/cluster"
-	"github.com/cka-lab/lab/images"
+	"github.com/cka-lab/lab/internal/bundle"
+	"github.com/cka-lab/lab/internal/cluster"
+	"github.com/cka-lab/lab/internal/cluster/images"
 )
 
 // bundleImageJSON is one image of `lab bundle save|load -o json`.

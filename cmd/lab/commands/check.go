@@ -12,11 +12,11 @@ import (
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
 
-	"github.com/cka-lab/lab/class"
 	"github.com/cka-lab/lab/grader"
-	"github.com/cka-lab/lab/history"
+	"github.com/cka-lab/lab/internal/class"
+	"github.com/cka-lab/lab/internal/session"
+	"github.com/cka-lab/lab/internal/state/history"
 	"github.com/cka-lab/lab/scenarios"
-	"github.com/cka-lab/lab/session"
 )
 
 type checkOptions struct {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cka-lab/lab/class"
-	"github.com/cka-lab/lab/state"
+	"github.com/cka-lab/lab/internal/class"
+	"github.com/cka-lab/lab/internal/state"
 )
 
 func newClassCmd(f *Factory) *cobra.Command {

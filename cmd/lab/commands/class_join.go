@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cka-lab/lab/class"
+	"github.com/cka-lab/lab/internal/class"
+	"github.com/cka-lab/lab/internal/session"
 	"github.com/cka-lab/lab/scenarios"
-	"github.com/cka-lab/lab/session"
 )
 
 type classJoinOptions struct {

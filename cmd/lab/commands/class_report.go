@@ -6,10 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cka-lab/lab/class"
-	"github.com/cka-lab/lab/exam"
 	"github.com/cka-lab/lab/grader"
-	"github.com/cka-lab/lab/session"
+	"github.com/cka-lab/lab/internal/class"
+	"github.com/cka-lab/lab/internal/exam"
+	"github.com/cka-lab/lab/internal/session"
 )
 
 // reportToClass sends the attempt as it stands after a check, hint or diagnose to the class this machine

@@ -14,9 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cka-lab/lab/class"
-	"github.com/cka-lab/lab/exam"
-	"github.com/cka-lab/lab/workspace"
+	"github.com/cka-lab/lab/internal/class"
+	"github.com/cka-lab/lab/internal/class/workspace"
+	"github.com/cka-lab/lab/internal/exam"
 )
 
 type classServeOptions struct {

@@ -3,9 +3,9 @@ package commands
 import (
 	"fmt"
 
-	"github.com/cka-lab/lab/class"
-	"github.com/cka-lab/lab/cluster"
-	"github.com/cka-lab/lab/state"
+	"github.com/cka-lab/lab/internal/class"
+	"github.com/cka-lab/lab/internal/cluster"
+	"github.com/cka-lab/lab/internal/state"
 )
 
 // sharedName is the name lab keeps a shared cluster's namespace under in its state directory, apart from

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cka-lab/lab/class"
+	"github.com/cka-lab/lab/internal/class"
 )
 
 // classStatusJSON is `lab class status -o json`: the plan, where the learner is, and the hints the instructor

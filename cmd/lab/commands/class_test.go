@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cka-lab/lab/class"
 	"github.com/cka-lab/lab/grader"
-	"github.com/cka-lab/lab/session"
-	"github.com/cka-lab/lab/state"
+	"github.com/cka-lab/lab/internal/class"
+	"github.com/cka-lab/lab/internal/session"
+	"github.com/cka-lab/lab/internal/state"
 )
 
 // joinedClass serves a class of bad-image-tag and joins it as alice in a fresh state directory.

@@ -9,7 +9,7 @@ import (
 	kindcmd "sigs.k8s.io/kind/pkg/cmd"
 	kindlog "sigs.k8s.io/kind/pkg/log"
 
-	"github.com/cka-lab/lab/cluster"
+	"github.com/cka-lab/lab/internal/cluster"
 	"github.com/cka-lab/lab/kindconfigs"
 )
 

@@ -10,10 +10,10 @@ import (
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
 
-	"github.com/cka-lab/lab/class"
-	"github.com/cka-lab/lab/journey"
+	"github.com/cka-lab/lab/internal/class"
+	"github.com/cka-lab/lab/internal/journey"
+	"github.com/cka-lab/lab/internal/session"
 	"github.com/cka-lab/lab/scenarios"
-	"github.com/cka-lab/lab/session"
 )
 
 // DiagnosisBonus is what a correct first diagnosis adds to both the score and its maximum in `lab check`.

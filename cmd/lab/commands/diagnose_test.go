@@ -3,9 +3,9 @@ package commands
 import (
 	"testing"
 
-	"github.com/cka-lab/lab/journey"
+	"github.com/cka-lab/lab/internal/journey"
+	"github.com/cka-lab/lab/internal/session"
 	"github.com/cka-lab/lab/scenarios"
-	"github.com/cka-lab/lab/session"
 )
 
 func TestSameObject(t *testing.T) {

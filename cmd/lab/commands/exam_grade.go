@@ -10,11 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cka-lab/lab/exam"
 	"github.com/cka-lab/lab/grader"
-	"github.com/cka-lab/lab/history"
+	"github.com/cka-lab/lab/internal/exam"
+	"github.com/cka-lab/lab/internal/session"
+	"github.com/cka-lab/lab/internal/state/history"
 	"github.com/cka-lab/lab/scenarios"
-	"github.com/cka-lab/lab/session"
 )
 
 // examReportFile keeps the last exam's report next to its record, for `lab exam status` after grading.

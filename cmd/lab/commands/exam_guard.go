@@ -7,7 +7,7 @@ import (
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
 
-	"github.com/cka-lab/lab/session"
+	"github.com/cka-lab/lab/internal/session"
 )
 
 // soloCommands act on one practice attempt: during an exam they would reset the exam's cluster, or give away

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cka-lab/lab/session"
-	"github.com/cka-lab/lab/state"
+	"github.com/cka-lab/lab/internal/session"
+	"github.com/cka-lab/lab/internal/state"
 )
 
 // runWithExam runs lab against a state directory holding an exam in phase, with no cluster: the guard must

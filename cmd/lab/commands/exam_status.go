@@ -11,10 +11,10 @@ import (
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
 
-	"github.com/cka-lab/lab/exam"
+	"github.com/cka-lab/lab/internal/exam"
+	"github.com/cka-lab/lab/internal/session"
+	"github.com/cka-lab/lab/internal/state"
 	"github.com/cka-lab/lab/scenarios"
-	"github.com/cka-lab/lab/session"
-	"github.com/cka-lab/lab/state"
 )
 
 // examQuestionJSON carries each question's seed and values, as `lab status -o json` does an attempt's, so a

@@ -14,11 +14,11 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/cka-lab/lab/evidence"
 	"github.com/cka-lab/lab/grader"
-	"github.com/cka-lab/lab/journey"
+	"github.com/cka-lab/lab/internal/journey"
+	"github.com/cka-lab/lab/internal/journey/evidence"
+	"github.com/cka-lab/lab/internal/session"
 	"github.com/cka-lab/lab/scenarios"
-	"github.com/cka-lab/lab/session"
 )
 
 // explanation is a journey traced from the live cluster, with what it was traced for.

@@ -9,7 +9,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
-	"github.com/cka-lab/lab/class"
+	"github.com/cka-lab/lab/internal/class"
 )
 
 // HintCost is what each hint takes off the score, shown before the hint is revealed.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cka-lab/lab/images"
+	"github.com/cka-lab/lab/internal/cluster/images"
 )
 
 func newImagesCmd(f *Factory) *cobra.Command {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cka-lab/lab/session"
+	"github.com/cka-lab/lab/internal/session"
 )
 
 func newResetCmd(f *Factory) *cobra.Command {

@@ -15,11 +15,11 @@ import (
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
 
-	"github.com/cka-lab/lab/cluster"
-	"github.com/cka-lab/lab/progress"
+	"github.com/cka-lab/lab/internal/cluster"
+	"github.com/cka-lab/lab/internal/session"
+	"github.com/cka-lab/lab/internal/state"
+	"github.com/cka-lab/lab/internal/ui"
 	"github.com/cka-lab/lab/scenarios"
-	"github.com/cka-lab/lab/session"
-	"github.com/cka-lab/lab/state"
 )
 
 // ExitError ends lab with a code; Silent when the command already said why (a failed check).
@@ -69,7 +69,7 @@ type Factory struct {
 func (f *Factory) Store() (*state.Store, error) { return state.Open() }
 
 // Status prints step lines to stderr, like kind.
-func (f *Factory) Status() *progress.Status { return progress.New(f.ErrOut) }
+func (f *Factory) Status() *ui.Status { return ui.New(f.ErrOut) }
 
 // Provider returns the lab cluster provider.
 func (f *Factory) Provider() (*cluster.Provider, error) {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/cka-lab/lab/grader"
 	"github.com/cka-lab/lab/injector"
-	"github.com/cka-lab/lab/journey"
+	"github.com/cka-lab/lab/internal/journey"
 	"github.com/cka-lab/lab/scenarios"
 )
 

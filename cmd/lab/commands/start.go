@@ -13,9 +13,9 @@ import (
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
 
-	"github.com/cka-lab/lab/cluster"
+	"github.com/cka-lab/lab/internal/cluster"
+	"github.com/cka-lab/lab/internal/session"
 	"github.com/cka-lab/lab/scenarios"
-	"github.com/cka-lab/lab/session"
 )
 
 // lockWait is how long a command waits for another lab command on the same cluster: $LAB_LOCK_WAIT (a

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cka-lab/lab/history"
-	"github.com/cka-lab/lab/session"
+	"github.com/cka-lab/lab/internal/session"
+	"github.com/cka-lab/lab/internal/state/history"
 )
 
 func newStopCmd(f *Factory) *cobra.Command {

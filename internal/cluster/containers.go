@@ -1,0 +1,55 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cka-lab/lab/internal/cluster/hostenv"
+	"github.com/cka-lab/lab/internal/kube"
+)
+
+// stoppedNodes lists the cluster's node containers that are not running: after a Docker restart, kind's
+// nodes (restart policy on-failure) stay stopped, and every API call would time out without saying why.
+func stoppedNodes(ctx context.Context, name string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, hostenv.DockerBinary, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster="+name,
+		"--format", "{{.Names}} {{.State}}").Output()
+	if err != nil {
+		return nil, fmt.Errorf("list node containers of %s: %w", name, err)
+	}
+	var stopped []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[1] != "running" {
+			stopped = append(stopped, f[0])
+		}
+	}
+	sort.Strings(stopped)
+	return stopped, nil
+}
+
+// startNodes starts stopped node containers and waits until containerd answers in each: kind's entrypoint brings
+// systemd, containerd and the kubelet back, and the static Pods follow, but images loaded before containerd is
+// up fail ("cannot access socket /run/containerd/containerd.sock", seen in a clean e2e run).
+func startNodes(ctx context.Context, containers []string) error {
+	out, err := exec.CommandContext(ctx, hostenv.DockerBinary, append([]string{"start"}, containers...)...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("docker start %s: %s: %w", strings.Join(containers, " "), strings.TrimSpace(string(out)), err)
+	}
+	for _, c := range containers {
+		var last string
+		err := kube.Poll(ctx, 250*time.Millisecond, time.Minute, func(ctx context.Context) (bool, error) {
+			out, err := exec.CommandContext(ctx, hostenv.DockerBinary, "exec", c, "ctr", "--namespace", "k8s.io", "version").CombinedOutput()
+			last = strings.TrimSpace(string(out))
+			return err == nil, nil
+		})
+		if err != nil {
+			return fmt.Errorf("containerd in restarted node %s: %s: %w", c, last, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,158 @@
+// Package evidence reads from a live cluster what journey.Trace needs to tell where a Pod stopped: the Pod,
+// its events, its node, its claims, and its owners' events.
+package evidence
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/cka-lab/lab/internal/journey"
+)
+
+// Pods lists the Pods selected by name or label selector, skipping Pods being deleted (a rollout's old Pods
+// are not what a learner is asked about).
+func Pods(ctx context.Context, kc kubernetes.Interface, ns, name, selector string) ([]corev1.Pod, error) {
+	if name != "" {
+		p, err := kc.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return []corev1.Pod{*p}, nil
+	}
+	pl, err := kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, err
+	}
+	var out []corev1.Pod
+	for _, p := range pl.Items {
+		if p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// ForPod gathers the evidence about one Pod (nil: no Pod exists; ownerPrefix then finds its would-be owners'
+// events, e.g. a ReplicaSet's FailedCreate).
+func ForPod(ctx context.Context, kc kubernetes.Interface, ns string, pod *corev1.Pod, ownerPrefix string) (journey.Evidence, error) {
+	ev := journey.Evidence{Pod: pod}
+	all, err := kc.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return ev, fmt.Errorf("list events in %s: %w", ns, err)
+	}
+	claims := map[string]bool{}
+	if pod != nil {
+		for _, v := range pod.Spec.Volumes {
+			if v.PersistentVolumeClaim != nil {
+				claims[v.PersistentVolumeClaim.ClaimName] = true
+			}
+		}
+		for name := range claims {
+			pvc, err := kc.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
+			if err == nil {
+				ev.PVCs = append(ev.PVCs, *pvc)
+			}
+		}
+		if pod.Spec.NodeName != "" {
+			if n, err := kc.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{}); err == nil {
+				ev.Node = n
+			}
+		}
+	}
+	owners := ownerNames(ctx, kc, ns, pod, ownerPrefix)
+	for _, e := range all.Items {
+		o := e.InvolvedObject
+		switch {
+		case pod != nil && o.Kind == "Pod" && o.Name == pod.Name:
+			ev.Events = append(ev.Events, e)
+		case o.Kind == "PersistentVolumeClaim" && claims[o.Name]:
+			ev.Events = append(ev.Events, e)
+		case (o.Kind == "ReplicaSet" || o.Kind == "Deployment" || o.Kind == "StatefulSet" || o.Kind == "DaemonSet" || o.Kind == "Job") && owners(o.Name):
+			ev.OwnerEvents = append(ev.OwnerEvents, e)
+		}
+	}
+	return ev, nil
+}
+
+// ownerNames matches the Pod's owner chain by name, or, with no Pod, workloads named with the prefix.
+func ownerNames(ctx context.Context, kc kubernetes.Interface, ns string, pod *corev1.Pod, prefix string) func(string) bool {
+	names := map[string]bool{}
+	if pod != nil {
+		for _, ref := range pod.OwnerReferences {
+			names[ref.Name] = true
+			if ref.Kind == "ReplicaSet" {
+				if rs, err := kc.AppsV1().ReplicaSets(ns).Get(ctx, ref.Name, metav1.GetOptions{}); err == nil {
+					for _, r := range rs.OwnerReferences {
+						names[r.Name] = true
+					}
+				}
+			}
+		}
+	}
+	return func(name string) bool {
+		return names[name] || (pod == nil && prefix != "" && strings.HasPrefix(name, prefix))
+	}
+}
+
+// Trace gathers evidence about the Pods selected (the first one not Ready, or the first one) and traces the
+// journey; with no Pod it traces from the owners' events.
+func Trace(ctx context.Context, kc kubernetes.Interface, ns, name, selector, ownerPrefix string, svc *journey.ServiceInfo) (journey.Result, error) {
+	pods, err := Pods(ctx, kc, ns, name, selector)
+	if err != nil {
+		return journey.Result{}, err
+	}
+	var pod *corev1.Pod
+	for i := range pods {
+		if pod == nil || !Ready(&pods[i]) && Ready(pod) {
+			pod = &pods[i]
+		}
+	}
+	ev, err := ForPod(ctx, kc, ns, pod, ownerPrefix)
+	if err != nil {
+		return journey.Result{}, err
+	}
+	ev.Service = svc
+	return journey.Trace(ev), nil
+}
+
+// Ready reports a Running Pod whose Ready condition is true.
+func Ready(p *corev1.Pod) bool {
+	if p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// EventsFor lists events about objects of a kind whose name starts with prefix.
+func EventsFor(ctx context.Context, kc kubernetes.Interface, ns, kind, prefix string) ([]corev1.Event, error) {
+	opts := metav1.ListOptions{}
+	if kind != "" {
+		opts.FieldSelector = fields.OneTermEqualSelector("involvedObject.kind", kind).String()
+	}
+	el, err := kc.CoreV1().Events(ns).List(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	var out []corev1.Event
+	for _, e := range el.Items {
+		if strings.HasPrefix(e.InvolvedObject.Name, prefix) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,199 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/cka-lab/lab/grader"
+	"github.com/cka-lab/lab/internal/session/baseline"
+	"github.com/cka-lab/lab/internal/state"
+	"github.com/cka-lab/lab/scenarios"
+)
+
+const examFile = "exam.json"
+
+// ExamVersion is the format of the exam record.
+const ExamVersion = 1
+
+// PhaseGraded is an exam whose grade is in: its cluster stays broken until `lab exam stop`.
+const PhaseGraded = "graded"
+
+// Exam is an exam drill in progress on a cluster: several scenarios broken at once, one clock.
+type Exam struct {
+	V        int           `json:"v"`
+	ID       string        `json:"id"`
+	Seed     int64         `json:"seed"`
+	Phase    string        `json:"phase"`
+	Error    string        `json:"error,omitempty"`
+	Created  time.Time     `json:"created"`
+	Started  time.Time     `json:"started,omitempty"`
+	Duration time.Duration `json:"duration"`
+	// Current is the question the learner is on, since CurrentSince: the time between switches is what each
+	// question is charged.
+	Current      int            `json:"current"`
+	CurrentSince time.Time      `json:"currentSince,omitempty"`
+	Graded       time.Time      `json:"graded,omitempty"`
+	Questions    []ExamQuestion `json:"questions"`
+}
+
+// ExamQuestion is one scenario instance of an exam.
+type ExamQuestion struct {
+	Scenario string            `json:"scenario"`
+	Seed     int64             `json:"seed"`
+	Values   map[string]string `json:"values"`
+	Weight   int               `json:"weight"`
+	Flagged  bool              `json:"flagged"`
+	Spent    time.Duration     `json:"spent"`
+}
+
+// Deadline is when the exam's time runs out.
+func (e *Exam) Deadline() time.Time { return e.Started.Add(e.Duration) }
+
+// Running reports an exam whose clock runs: started and not graded.
+func (e *Exam) Running() bool { return e.Phase == PhaseActive }
+
+// Expired reports a running exam whose time is up.
+func (e *Exam) Expired(now time.Time) bool { return e.Running() && !now.Before(e.Deadline()) }
+
+// Left is the time left, never below zero.
+func (e *Exam) Left(now time.Time) time.Duration { return max(e.Deadline().Sub(now), 0) }
+
+// Go makes question i (wrapping around) the current one, charging the time since the last switch to the
+// question that was current.
+func (e *Exam) Go(i int, now time.Time) {
+	e.charge(now)
+	n := len(e.Questions)
+	e.Current = ((i % n) + n) % n
+}
+
+// StopClock charges the current question up to now (or the deadline); calling it again charges nothing.
+func (e *Exam) StopClock(now time.Time) { e.charge(now) }
+
+func (e *Exam) charge(now time.Time) {
+	end := now
+	if end.After(e.Deadline()) {
+		end = e.Deadline()
+	}
+	if end.After(e.CurrentSince) {
+		e.Questions[e.Current].Spent += end.Sub(e.CurrentSince)
+		e.CurrentSince = end
+	}
+}
+
+// SpentOn is the time charged to question i so far, counting the current question's running time.
+func (e *Exam) SpentOn(i int, now time.Time) time.Duration {
+	d := e.Questions[i].Spent
+	if i == e.Current && e.Running() {
+		end := now
+		if end.After(e.Deadline()) {
+			end = e.Deadline()
+		}
+		d += max(end.Sub(e.CurrentSince), 0)
+	}
+	return d
+}
+
+// ReadExam returns the exam record of a cluster, nil when there is none. It needs no cluster, so every lab
+// command can show the time left cheaply.
+func ReadExam(st *state.Store, cluster string) (*Exam, error) {
+	var e Exam
+	err := st.Read(cluster, examFile, &e)
+	if errors.Is(err, state.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// Exam returns the cluster's exam, nil when there is none.
+func (s *Session) Exam() (*Exam, error) { return ReadExam(s.Store, s.Cluster.Name) }
+
+// SaveExam writes the exam record back.
+func (s *Session) SaveExam(e *Exam) error { return s.Store.Write(s.Cluster.Name, examFile, e) }
+
+// StartMany starts an exam: one reset and baseline, then choose instantiates the questions against this
+// cluster, and each is broken in order with the same setup, injection and symptom wait as Start. The record
+// is written before anything changes, so an interrupted start is repaired by `lab exam stop`.
+func (s *Session) StartMany(ctx context.Context, choose func(scenarios.Resolver) ([]*scenarios.Instance, error), seed int64, d time.Duration) (*Exam, []*scenarios.Instance, error) {
+	if s.Cluster.Shared() {
+		return nil, nil, errSharedExam
+	}
+	if err := s.resetIfNeeded(ctx); err != nil {
+		return nil, nil, err
+	}
+	if err := s.ensureBaseline(ctx); err != nil {
+		return nil, nil, err
+	}
+	insts, err := choose(resolver{ctx: ctx, c: s.Cluster})
+	if err != nil {
+		return nil, nil, err
+	}
+	now := time.Now().UTC()
+	e := &Exam{V: ExamVersion, ID: now.Format("20060102T150405Z"), Seed: seed, Phase: PhaseStarting, Created: now, Duration: d}
+	for _, inst := range insts {
+		e.Questions = append(e.Questions, ExamQuestion{Scenario: inst.ID, Seed: inst.Seed, Values: inst.Values, Weight: inst.Weight})
+	}
+	if err := s.SaveExam(e); err != nil {
+		return nil, nil, err
+	}
+	for i, inst := range insts {
+		s.Status.Info("Question %d/%d: %s (%s)", i+1, len(insts), inst.ID, inst.Stage)
+		if err := s.breakCluster(ctx, inst); err != nil {
+			e.Phase, e.Error = PhaseFailed, err.Error()
+			_ = s.SaveExam(e)
+			return nil, nil, fmt.Errorf("start exam question %d (%s): %w (run `lab exam stop` to restore the cluster)", i+1, inst.ID, err)
+		}
+	}
+	e.Phase, e.Started = PhaseActive, time.Now().UTC()
+	e.CurrentSince = e.Started
+	return e, insts, s.SaveExam(e)
+}
+
+// ExamInstances rebuilds the exam's scenario instances from the catalogue and the recorded values.
+func (s *Session) ExamInstances(cat *scenarios.Catalog, e *Exam) ([]*scenarios.Instance, error) {
+	var out []*scenarios.Instance
+	for _, q := range e.Questions {
+		sc, err := cat.Get(q.Scenario)
+		if err != nil {
+			return nil, err
+		}
+		inst, err := sc.WithValues(q.Seed, q.Values)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, inst)
+	}
+	return out, nil
+}
+
+// GradeExam grades every question in one child grading run, one grader question per scenario, with each
+// scenario's own settle time; ginkgo's reports go under the cluster's exams directory.
+func (s *Session) GradeExam(ctx context.Context, e *Exam, insts []*scenarios.Instance) (*grader.Outcome, error) {
+	plan := grader.Plan{Cluster: s.Cluster.Name}
+	for _, inst := range insts {
+		plan.Questions = append(plan.Questions, grader.QuestionFor(inst, -1))
+	}
+	dir := filepath.Join(s.Store.ClusterDir(s.Cluster.Name), "exams", e.ID, time.Now().UTC().Format("20060102T150405.000"))
+	out, err := grader.RunChild(ctx, s.Self, plan, dir, []string{"LAB_CLUSTER=" + s.Cluster.Name})
+	if err != nil {
+		return nil, fmt.Errorf("grade exam %s: %w", e.ID, err)
+	}
+	return out, nil
+}
+
+// StopExam returns the cluster to its baseline and forgets the exam once nothing differs.
+func (s *Session) StopExam(ctx context.Context) ([]baseline.Residue, error) {
+	residue, err := s.Reset(ctx)
+	if err != nil || len(residue) > 0 {
+		return residue, err
+	}
+	return nil, s.ForgetExam()
+}
+
+// ForgetExam removes the exam record, leaving the cluster as it is.
+func (s *Session) ForgetExam() error { return s.Store.Remove(s.Cluster.Name, examFile) }

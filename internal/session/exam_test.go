@@ -1,0 +1,71 @@
+package session
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cka-lab/lab/internal/state"
+)
+
+func newExam(start time.Time, d time.Duration, n int) *Exam {
+	e := &Exam{Phase: PhaseActive, Started: start, CurrentSince: start, Duration: d}
+	e.Questions = make([]ExamQuestion, n)
+	return e
+}
+
+func TestExamChargesTimeToTheCurrentQuestion(t *testing.T) {
+	t0 := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	e := newExam(t0, time.Hour, 3)
+	e.Go(1, t0.Add(5*time.Minute))
+	e.Go(0, t0.Add(15*time.Minute))
+	e.Go(-1, t0.Add(16*time.Minute))
+	if e.Current != 2 {
+		t.Fatalf("prev from the first question wraps to the last: current %d", e.Current)
+	}
+	if got := e.SpentOn(2, t0.Add(20*time.Minute)); got != 4*time.Minute {
+		t.Errorf("running question: %s, want 4m", got)
+	}
+	e.StopClock(t0.Add(2 * time.Hour))
+	e.StopClock(t0.Add(3 * time.Hour))
+	want := []time.Duration{6 * time.Minute, 10 * time.Minute, 44 * time.Minute}
+	for i, w := range want {
+		if e.Questions[i].Spent != w {
+			t.Errorf("question %d: %s, want %s (time after the deadline is not charged)", i+1, e.Questions[i].Spent, w)
+		}
+	}
+}
+
+func TestExamClock(t *testing.T) {
+	t0 := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	e := newExam(t0, 30*time.Minute, 1)
+	if e.Expired(t0.Add(29*time.Minute)) || e.Left(t0.Add(29*time.Minute)) != time.Minute {
+		t.Error("a minute is left at 29m of 30m")
+	}
+	if !e.Expired(t0.Add(30*time.Minute)) || e.Left(t0.Add(31*time.Minute)) != 0 {
+		t.Error("the exam expires at its deadline and never has negative time left")
+	}
+	e.Phase = PhaseGraded
+	if e.Expired(t0.Add(time.Hour)) || e.Running() {
+		t.Error("a graded exam neither runs nor expires")
+	}
+}
+
+func TestReadExam(t *testing.T) {
+	st := state.At(filepath.Join(t.TempDir(), "state"))
+	if e, err := ReadExam(st, "lab"); e != nil || err != nil {
+		t.Fatalf("no exam: got %v, %v", e, err)
+	}
+	in := newExam(time.Now().UTC().Truncate(time.Second), time.Hour, 2)
+	in.Questions[1] = ExamQuestion{Scenario: "bad-image-tag", Seed: 7, Weight: 4, Flagged: true, Values: map[string]string{"ns": "web"}}
+	if err := st.Write("lab", examFile, in); err != nil {
+		t.Fatal(err)
+	}
+	out, err := ReadExam(st, "lab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := out.Questions[1]; q.Scenario != "bad-image-tag" || !q.Flagged || q.Values["ns"] != "web" || !out.Deadline().Equal(in.Deadline()) {
+		t.Errorf("read back %+v", out)
+	}
+}

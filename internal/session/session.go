@@ -1,0 +1,376 @@
+// Package session runs a learner's attempt at a scenario on a lab cluster: start (reset, set up, inject, wait
+// for the symptom), check (grade in a child process), and reset (revert the ledger, sweep back to the
+// baseline, and prove it).
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/cka-lab/lab/grader"
+	"github.com/cka-lab/lab/injector"
+	"github.com/cka-lab/lab/internal/cluster"
+	"github.com/cka-lab/lab/internal/journey"
+	"github.com/cka-lab/lab/internal/session/baseline"
+	"github.com/cka-lab/lab/internal/state"
+	"github.com/cka-lab/lab/internal/ui"
+	"github.com/cka-lab/lab/scenarios"
+)
+
+// Files of the session in the cluster's state directory.
+const (
+	attemptFile  = "attempt.json"
+	ledgerFile   = "ledger.json"
+	baselineFile = "baseline.json"
+)
+
+// Phases of an attempt.
+const (
+	PhaseStarting = "starting"
+	PhaseActive   = "active"
+	PhaseFailed   = "failed"
+)
+
+// Attempt is the scenario in progress on a cluster.
+type Attempt struct {
+	Scenario string            `json:"scenario"`
+	Seed     int64             `json:"seed"`
+	Values   map[string]string `json:"values"`
+	Phase    string            `json:"phase"`
+	Error    string            `json:"error,omitempty"`
+	Created  time.Time         `json:"created"`
+	// Started is when the task was shown: the clock runs from here.
+	Started time.Time `json:"started,omitempty"`
+	// Hints taken, whether the solution was shown, and the last grade: the attempt's history, written after
+	// grading and never read by it.
+	Hints       int        `json:"hints"`
+	SawSolution bool       `json:"sawSolution"`
+	LastCheck   *CheckNote `json:"lastCheck,omitempty"`
+	Diagnosis   *Diagnosis `json:"diagnosis,omitempty"`
+}
+
+// Diagnosis is the learner's answer to "where did the Pod stop?", given before fixing.
+type Diagnosis struct {
+	At      time.Time `json:"at"`
+	Stage   string    `json:"stage"`
+	Object  string    `json:"object,omitempty"`
+	Correct bool      `json:"correct"`
+}
+
+// CheckNote is what the attempt keeps of a grade.
+type CheckNote struct {
+	At     time.Time `json:"at"`
+	Passed bool      `json:"passed"`
+	Score  int       `json:"score"`
+	Max    int       `json:"max"`
+}
+
+// Save writes the attempt back.
+func (s *Session) Save(a *Attempt) error { return s.Store.Write(s.Cluster.Name, attemptFile, a) }
+
+// Session acts on one lab cluster.
+type Session struct {
+	Cluster *cluster.Cluster
+	Store   *state.Store
+	Status  *ui.Status
+	// Self is the running lab binary (the webhook image and the grader's child process).
+	Self string
+}
+
+func (s *Session) env() injector.Env {
+	return injector.Env{Clients: s.Cluster.Clients, Nodes: s.Cluster.Nodes, Self: s.Self, SecretsDir: s.secretsDir()}
+}
+
+func (s *Session) secretsDir() string { return s.Store.Path(s.Cluster.Name, "secrets") }
+
+func (s *Session) injector() (*injector.Injector, error) {
+	l, err := injector.OpenLedger(s.Store.Path(s.Cluster.Name, ledgerFile))
+	if err != nil {
+		return nil, err
+	}
+	return injector.New(s.env(), l), nil
+}
+
+// Current returns the attempt in progress, nil when there is none. What is graded (scenario, seed, values)
+// comes from the cluster's record; the local file adds the learner's history (hints, times).
+func (s *Session) Current() (*Attempt, error) {
+	return s.CurrentContext(context.Background())
+}
+
+// CurrentContext is Current with a context for the cluster read.
+func (s *Session) CurrentContext(ctx context.Context) (*Attempt, error) {
+	var local Attempt
+	err := s.Store.Read(s.Cluster.Name, attemptFile, &local)
+	if err != nil && !errors.Is(err, state.ErrNotFound) {
+		return nil, err
+	}
+	rec, recErr := s.readRecord(ctx)
+	if errors.Is(recErr, errUnreachable) && err == nil {
+		// The API server is down, as a control-plane scenario leaves it: the attempt this machine started is
+		// the only record to be read, and every check still judges the cluster itself.
+		return &local, nil
+	}
+	if recErr != nil {
+		return nil, recErr
+	}
+	switch {
+	case rec == nil && err != nil:
+		return nil, nil
+	case rec == nil:
+		return &local, nil
+	case err != nil:
+		// The local file is gone (another machine's state, or deleted): the cluster still knows.
+		rec.Phase = PhaseActive
+		return rec, nil
+	}
+	local.Scenario, local.Seed, local.Values = rec.Scenario, rec.Seed, rec.Values
+	return &local, nil
+}
+
+// Instance rebuilds the attempt's scenario instance from the catalogue and the recorded values.
+func (s *Session) Instance(cat *scenarios.Catalog, a *Attempt) (*scenarios.Instance, error) {
+	sc, err := cat.Get(a.Scenario)
+	if err != nil {
+		return nil, err
+	}
+	return sc.WithValues(a.Seed, a.Values)
+}
+
+// SymptomTimeout is how long start waits for a symptom unless the scenario says otherwise.
+const SymptomTimeout = 90 * time.Second
+
+// Start resets whatever ran before, sets up the scenario for seed, injects its faults and waits until its
+// symptom is observable. The attempt record is written before anything changes, so an interrupted start is
+// visible to `lab status` and repaired by `lab reset`.
+func (s *Session) Start(ctx context.Context, sc *scenarios.Scenario, seed int64) (*scenarios.Instance, error) {
+	if err := s.resetIfNeeded(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.ensureBaseline(ctx); err != nil {
+		return nil, err
+	}
+	inst, err := s.instantiate(ctx, sc, seed)
+	if err != nil {
+		return nil, err
+	}
+	a := &Attempt{Scenario: sc.ID, Seed: seed, Values: inst.Values, Phase: PhaseStarting, Created: time.Now().UTC()}
+	if err := s.Store.Write(s.Cluster.Name, attemptFile, a); err != nil {
+		return nil, err
+	}
+	if err := s.writeRecord(ctx, a); err != nil {
+		return nil, err
+	}
+	if err := s.breakCluster(ctx, inst); err != nil {
+		a.Phase, a.Error = PhaseFailed, err.Error()
+		_ = s.Store.Write(s.Cluster.Name, attemptFile, a)
+		return nil, fmt.Errorf("start %s: %w (run `lab reset` to restore the cluster)", sc.ID, err)
+	}
+	a.Phase, a.Started = PhaseActive, time.Now().UTC()
+	return inst, s.Store.Write(s.Cluster.Name, attemptFile, a)
+}
+
+func (s *Session) breakCluster(ctx context.Context, inst *scenarios.Instance) error {
+	inj, err := s.injector()
+	if err != nil {
+		return err
+	}
+	if len(inst.Setup) > 0 {
+		if err := s.Status.Step("Setting up the scenario", func() error {
+			for _, m := range inst.Setup {
+				if err := inj.Setup(ctx, m); err != nil {
+					return fmt.Errorf("setup: %w", err)
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	for _, f := range inst.Faults {
+		kind, _ := f.Kind()
+		if err := s.Status.Step("Injecting the fault ("+kind+")", func() error { return inj.Inject(ctx, f) }); err != nil {
+			return err
+		}
+	}
+	timeout := SymptomTimeout
+	if inst.SymptomTimeout.Duration > 0 {
+		timeout = inst.SymptomTimeout.Duration
+	}
+	return s.Status.Step("Waiting until the symptom is observable", func() error {
+		return s.waitSymptom(ctx, inst, timeout)
+	})
+}
+
+// waitSymptom waits until every symptom check holds: the learner must see the fault the way the exam shows it.
+func (s *Session) waitSymptom(ctx context.Context, inst *scenarios.Instance, timeout time.Duration) error {
+	env := grader.Env{Clients: s.Cluster.Clients, Nodes: s.Cluster.Nodes, Stage: journey.Stage(inst.Stage)}
+	deadline := time.Now().Add(timeout)
+	for {
+		var failing *grader.Result
+		var name string
+		for _, c := range inst.Symptom {
+			if r := grader.Evaluate(ctx, env, c); !r.OK {
+				failing, name = &r, c.Name
+				break
+			}
+		}
+		if failing == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the symptom %q did not appear within %s: %s", name, timeout, failing.Evidence)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func (s *Session) ensureBaseline(ctx context.Context) error {
+	// A shared cluster has no baseline of lab's: reset there deletes what the attempt created, nothing more.
+	if s.Cluster.Shared() {
+		return nil
+	}
+	var b baseline.Snapshot
+	err := s.Store.Read(s.Cluster.Name, baselineFile, &b)
+	if err == nil || !errors.Is(err, state.ErrNotFound) {
+		return err
+	}
+	return s.Status.Step("Recording the cluster's baseline", func() error { return s.TakeBaseline(ctx) })
+}
+
+// TakeBaseline records the cluster as it is now as the state every reset returns to.
+func (s *Session) TakeBaseline(ctx context.Context) error {
+	ns, err := s.Cluster.Nodes()
+	if err != nil {
+		return err
+	}
+	b, err := baseline.Take(ctx, s.Cluster.Clients, ns)
+	if err != nil {
+		return fmt.Errorf("record baseline: %w", err)
+	}
+	return s.Store.Write(s.Cluster.Name, baselineFile, b)
+}
+
+func (s *Session) resetIfNeeded(ctx context.Context) error {
+	a, err := s.CurrentContext(ctx)
+	if err != nil {
+		return err
+	}
+	inj, err := s.injector()
+	if err != nil {
+		return err
+	}
+	if a == nil && inj.Ledger().Empty() {
+		return nil
+	}
+	residue, err := s.Reset(ctx)
+	if err != nil {
+		return err
+	}
+	if len(residue) > 0 {
+		return fmt.Errorf("reset left %d difference(s) from the baseline, first: %s", len(residue), residue[0])
+	}
+	return nil
+}
+
+// ResetWait bounds how long reset waits for the cluster to return to its baseline.
+const ResetWait = 2 * time.Minute
+
+// Reset reverts the ledger, brings the cluster back to its baseline and compares again: what still differs is
+// returned as residue instead of being reported as success.
+func (s *Session) Reset(ctx context.Context) ([]baseline.Residue, error) {
+	inj, err := s.injector()
+	if err != nil {
+		return nil, err
+	}
+	if !inj.Ledger().Empty() {
+		if err := s.Status.Step("Reverting the scenario's changes", func() error { return inj.Revert(ctx) }); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.deleteRecord(ctx); err != nil {
+		return nil, err
+	}
+	if err := os.RemoveAll(s.secretsDir()); err != nil {
+		return nil, err
+	}
+	var base baseline.Snapshot
+	if err := s.Store.Read(s.Cluster.Name, baselineFile, &base); err != nil {
+		if errors.Is(err, state.ErrNotFound) {
+			return nil, s.Store.Remove(s.Cluster.Name, attemptFile)
+		}
+		return nil, err
+	}
+	var residue []baseline.Residue
+	err = s.Status.Step("Returning the cluster to its baseline", func() error {
+		if err := s.Cluster.WaitReady(ctx, ResetWait); err != nil {
+			return err
+		}
+		var err error
+		residue, err = s.sweep(ctx, &base)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(residue) == 0 {
+		if err := s.Store.Remove(s.Cluster.Name, attemptFile); err != nil {
+			return nil, err
+		}
+	}
+	return residue, nil
+}
+
+// sweep restores and compares until nothing differs or ResetWait runs out (a PersistentVolume the provisioner
+// is still deleting, a namespace still terminating).
+func (s *Session) sweep(ctx context.Context, base *baseline.Snapshot) ([]baseline.Residue, error) {
+	ns, err := s.Cluster.Nodes()
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(ResetWait)
+	restored := false
+	for {
+		live, err := baseline.Take(ctx, s.Cluster.Clients, ns)
+		if err != nil {
+			return nil, err
+		}
+		residue := baseline.Diff(base, live)
+		if len(residue) == 0 || time.Now().After(deadline) {
+			return residue, nil
+		}
+		if !restored || time.Now().After(deadline.Add(-ResetWait/2)) {
+			if err := baseline.Restore(ctx, s.Cluster.Clients, base, live); err != nil {
+				return nil, err
+			}
+			restored = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// keepChecks is how many grading runs' reports a cluster keeps.
+const keepChecks = 20
+
+// CheckDir returns a new directory for one grading run's reports, removing all but the newest keepChecks.
+func (s *Session) CheckDir() string {
+	root := filepath.Join(s.Store.ClusterDir(s.Cluster.Name), "checks")
+	if entries, err := os.ReadDir(root); err == nil && len(entries) >= keepChecks {
+		// Names are UTC timestamps, so name order is age order.
+		for _, e := range entries[:len(entries)-keepChecks+1] {
+			_ = os.RemoveAll(filepath.Join(root, e.Name()))
+		}
+	}
+	return filepath.Join(root, time.Now().UTC().Format("20060102T150405.000"))
+}
