@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/cka-lab/lab/internal/manifest"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -114,7 +116,7 @@ func jsonPath(obj map[string]any, path string) (string, error) {
 // admission creates the manifest with a server-side dry run: authentication, authorization and every
 // admission controller and webhook run, nothing is stored.
 func (e Env) admission(ctx context.Context, c *scenarios.AdmissionCheck) Result {
-	objs, err := kube.Decode([]byte(c.Manifest))
+	objs, err := manifest.Decode([]byte(c.Manifest))
 	if err != nil {
 		return e.fail("%v", err)
 	}
@@ -136,7 +138,7 @@ func (e Env) admission(ctx context.Context, c *scenarios.AdmissionCheck) Result 
 		if apierrors.IsAlreadyExists(err) {
 			err = nil // existence is checked after admission: the request got through it
 		}
-		what := fmt.Sprintf("creating %s %s", o.GetKind(), kube.Name(o))
+		what := fmt.Sprintf("creating %s %s", o.GetKind(), manifest.Name(o))
 		switch {
 		case err == nil && c.Allowed:
 		case err == nil:

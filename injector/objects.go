@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cka-lab/lab/internal/manifest"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -61,8 +63,8 @@ func clean(u *unstructured.Unstructured) {
 	unstructured.RemoveNestedField(u.Object, "status")
 }
 
-func (i *Injector) apply(ctx context.Context, manifest string, wait bool) error {
-	objs, err := kube.Decode([]byte(manifest))
+func (i *Injector) apply(ctx context.Context, text string, wait bool) error {
+	objs, err := manifest.Decode([]byte(text))
 	if err != nil {
 		return err
 	}
@@ -93,7 +95,7 @@ func (i *Injector) waitForPods(ctx context.Context, objs []*unstructured.Unstruc
 			return err == nil && len(pl.Items) > 0, nil
 		})
 		if err != nil {
-			return fmt.Errorf("no Pod of %s %s appeared within %s: %w", o.GetKind(), kube.Name(o), waitTimeout, err)
+			return fmt.Errorf("no Pod of %s %s appeared within %s: %w", o.GetKind(), manifest.Name(o), waitTimeout, err)
 		}
 	}
 	return nil

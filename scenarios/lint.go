@@ -3,7 +3,7 @@ package scenarios
 import (
 	"fmt"
 
-	"github.com/cka-lab/lab/internal/kube"
+	"github.com/cka-lab/lab/internal/manifest"
 )
 
 // systemNamespaces exist in every lab cluster, so checks may name them without a scenario creating them.
@@ -62,7 +62,7 @@ func (s *Scenario) createdObjects() map[string]bool {
 		}
 	}
 	for _, m := range manifests {
-		objs, err := kube.Decode([]byte(m))
+		objs, err := manifest.Decode([]byte(m))
 		if err != nil {
 			continue
 		}

@@ -9,10 +9,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cka-lab/lab/internal/manifest"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/cka-lab/lab/internal/journey"
-	"github.com/cka-lab/lab/internal/kube"
 )
 
 var (
@@ -143,7 +144,7 @@ func (v *validator) manifests() {
 }
 
 func (v *validator) manifest(field string, path []any, text string) {
-	objs, err := kube.Decode([]byte(text))
+	objs, err := manifest.Decode([]byte(text))
 	if err != nil {
 		v.add(field, path, "%v", err)
 		return

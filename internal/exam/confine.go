@@ -9,7 +9,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/cka-lab/lab/internal/kube"
+	"github.com/cka-lab/lab/internal/manifest"
 	"github.com/cka-lab/lab/scenarios"
 )
 
@@ -122,8 +122,8 @@ func withoutNamespace(inst *scenarios.Instance, ns string) error {
 	return nil
 }
 
-func dropNamespace(manifest, ns string) (string, error) {
-	objs, err := kube.Decode([]byte(manifest))
+func dropNamespace(text, ns string) (string, error) {
+	objs, err := manifest.Decode([]byte(text))
 	if err != nil {
 		return "", err
 	}
@@ -134,7 +134,7 @@ func dropNamespace(manifest, ns string) (string, error) {
 		}
 		b, err := yaml.Marshal(o.Object)
 		if err != nil {
-			return "", fmt.Errorf("encode %s %s: %w", o.GetKind(), kube.Name(o), err)
+			return "", fmt.Errorf("encode %s %s: %w", o.GetKind(), manifest.Name(o), err)
 		}
 		docs = append(docs, string(b))
 	}

@@ -5,9 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cka-lab/lab/internal/manifest"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/cka-lab/lab/internal/kube"
 	"github.com/cka-lab/lab/scenarios"
 )
 
@@ -34,7 +35,7 @@ func TestConfineBindsTheNamespaceVar(t *testing.T) {
 					t.Errorf("%s: still creates Namespace %s", id, obj.GetName())
 				}
 				if obj.GetNamespace() != "lab-alice" {
-					t.Errorf("%s: %s %s is outside lab-alice", id, obj.GetKind(), kube.Name(obj))
+					t.Errorf("%s: %s %s is outside lab-alice", id, obj.GetKind(), manifest.Name(obj))
 				}
 			}
 			other, err := Confine(sc, seed, Nodeless{}, "lab-bob")
@@ -120,7 +121,7 @@ func manifestObjects(t *testing.T, inst *scenarios.Instance) []*unstructured.Uns
 	}
 	var out []*unstructured.Unstructured
 	for _, m := range manifests {
-		objs, err := kube.Decode([]byte(m))
+		objs, err := manifest.Decode([]byte(m))
 		if err != nil {
 			t.Fatal(err)
 		}

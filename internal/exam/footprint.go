@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/cka-lab/lab/internal/kube"
+	"github.com/cka-lab/lab/internal/manifest"
+
 	"github.com/cka-lab/lab/scenarios"
 )
 
@@ -96,7 +97,7 @@ func (fp *Footprint) addRef(r scenarios.ObjectRef, wide func(string)) {
 // addManifest counts a Namespace object as the namespace it creates (the collision check keeps it to one
 // question); any other object without a namespace is cluster-scoped.
 func (fp *Footprint) addManifest(m string, wide func(string)) error {
-	objs, err := kube.Decode([]byte(m))
+	objs, err := manifest.Decode([]byte(m))
 	if err != nil {
 		return err
 	}

@@ -3,13 +3,12 @@
 package kube
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
+
+	"github.com/cka-lab/lab/internal/manifest"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -17,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -72,28 +70,6 @@ func FromConfig(cfg *rest.Config) (*Clients, error) {
 	return &Clients{Config: cfg, Kube: kc, Dynamic: dc, Mapper: mapper}, nil
 }
 
-// Decode splits a multi-document YAML or JSON manifest into objects.
-func Decode(manifest []byte) ([]*unstructured.Unstructured, error) {
-	d := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifest), 4096)
-	var objs []*unstructured.Unstructured
-	for {
-		u := &unstructured.Unstructured{}
-		if err := d.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return objs, nil
-			}
-			return nil, fmt.Errorf("decode manifest: %w", err)
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
-		if u.GetKind() == "" || u.GetAPIVersion() == "" {
-			return nil, fmt.Errorf("decode manifest: an object has no kind or apiVersion")
-		}
-		objs = append(objs, u)
-	}
-}
-
 // Resource returns the dynamic client for obj's kind, namespaced when the kind is.
 func (c *Clients) Resource(gvk schema.GroupVersionKind, namespace string) (dynamic.ResourceInterface, error) {
 	m, err := c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
@@ -121,15 +97,15 @@ func (c *Clients) Apply(ctx context.Context, objs []*unstructured.Unstructured) 
 			return err
 		}
 		if _, err := ri.Apply(ctx, o.GetName(), o, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
-			return fmt.Errorf("apply %s %s: %w", o.GetKind(), Name(o), err)
+			return fmt.Errorf("apply %s %s: %w", o.GetKind(), manifest.Name(o), err)
 		}
 	}
 	return nil
 }
 
 // ApplyManifest decodes and applies a manifest.
-func (c *Clients) ApplyManifest(ctx context.Context, manifest []byte) error {
-	objs, err := Decode(manifest)
+func (c *Clients) ApplyManifest(ctx context.Context, data []byte) error {
+	objs, err := manifest.Decode(data)
 	if err != nil {
 		return err
 	}
@@ -144,7 +120,7 @@ func (c *Clients) Delete(ctx context.Context, obj *unstructured.Unstructured) er
 	}
 	bg := metav1.DeletePropagationBackground
 	if err := ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete %s %s: %w", obj.GetKind(), Name(obj), err)
+		return fmt.Errorf("delete %s %s: %w", obj.GetKind(), manifest.Name(obj), err)
 	}
 	return nil
 }
@@ -160,14 +136,6 @@ func (c *Clients) Get(ctx context.Context, obj *unstructured.Unstructured) (*uns
 		return nil, nil
 	}
 	return live, err
-}
-
-// Name is "namespace/name", or "name" for cluster-scoped objects.
-func Name(o metav1.Object) string {
-	if o.GetNamespace() == "" {
-		return o.GetName()
-	}
-	return o.GetNamespace() + "/" + o.GetName()
 }
 
 // Poll calls cond every interval until it returns true, an error, or ctx (bounded by timeout) ends.
