@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cka-lab/lab/e2e/framework"
-	"github.com/cka-lab/lab/injector"
 	"github.com/cka-lab/lab/internal/cluster"
+	"github.com/cka-lab/lab/internal/namespace"
 )
 
 var _ = Describe("the lab cluster", Ordered, Label("cluster"), func() {
@@ -66,7 +66,7 @@ var _ = Describe("the lab cluster", Ordered, Label("cluster"), func() {
 			r := lab.Shell(ctx, "kubectl apply -f - <<'YAML'\n"+workloads+"YAML")
 			Expect(r.Code).To(Equal(0), "%s", r)
 			DeferCleanup(func(ctx SpecContext) {
-				Expect(injector.DeleteNamespace(ctx, clients, ns)).To(Succeed())
+				Expect(namespace.Delete(ctx, clients, ns)).To(Succeed())
 			}, NodeTimeout(3*time.Minute))
 		})
 

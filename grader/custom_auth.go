@@ -12,8 +12,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
-	"github.com/cka-lab/lab/injector"
 	"github.com/cka-lab/lab/internal/journey"
+	"github.com/cka-lab/lab/internal/node"
 )
 
 func init() {
@@ -43,7 +43,7 @@ func clusterCAUnchanged(ctx context.Context, e Env, args map[string]string) Resu
 	if err != nil {
 		return e.fail("%v", err)
 	}
-	out, err := injector.NodeRun(ctx, n, "cat", clusterCA)
+	out, err := node.Run(ctx, n, "cat", clusterCA)
 	if err != nil {
 		return e.fail("read %s on %s: %v", clusterCA, n, err)
 	}
@@ -68,7 +68,7 @@ func kubeconfigCertFromCSR(ctx context.Context, e Env, args map[string]string) R
 	if issued == nil {
 		return Result{Evidence: fmt.Sprintf("CertificateSigningRequest %s has not issued a certificate (approve it: kubectl certificate approve %s)", csr.Name, csr.Name), Stage: journey.Authentication}
 	}
-	raw, err := injector.NodeRun(ctx, n, "cat", args["path"])
+	raw, err := node.Run(ctx, n, "cat", args["path"])
 	if err != nil {
 		return e.fail("read %s on %s: %v", args["path"], n, err)
 	}
@@ -87,7 +87,7 @@ func kubeconfigCertFromCSR(ctx context.Context, e Env, args map[string]string) R
 		if !path.IsAbs(file) {
 			file = path.Join(path.Dir(args["path"]), file)
 		}
-		out, err := injector.NodeRun(ctx, n, "cat", file)
+		out, err := node.Run(ctx, n, "cat", file)
 		if err != nil {
 			return e.fail("read the client certificate %s on %s: %v", file, n, err)
 		}

@@ -7,9 +7,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/cka-lab/lab/injector"
 	"github.com/cka-lab/lab/internal/journey"
 	"github.com/cka-lab/lab/internal/journey/evidence"
+	"github.com/cka-lab/lab/internal/node"
 )
 
 func init() {
@@ -20,8 +20,8 @@ func init() {
 // whatever its name) runs a Ready Pod on the node (args node): a config copied onto the node by hand makes the
 // node Ready without the add-on that keeps its routes and policies.
 func cniDaemonSetReadyOn(ctx context.Context, env Env, args map[string]string) Result {
-	node := args["node"]
-	ds, err := injector.CNIDaemonSet(ctx, env.Clients)
+	nodeName := args["node"]
+	ds, err := node.CNIDaemonSet(ctx, env.Clients.Kube)
 	if err != nil {
 		return env.fail("%v", err)
 	}
@@ -35,15 +35,15 @@ func cniDaemonSetReadyOn(ctx context.Context, env Env, args map[string]string) R
 	}
 	var seen []string
 	for _, p := range pods {
-		if p.Spec.NodeName != node {
+		if p.Spec.NodeName != nodeName {
 			seen = append(seen, p.Name+" on "+p.Spec.NodeName)
 			continue
 		}
 		if evidence.Ready(&p) {
-			return pass("DaemonSet %s/%s runs Ready Pod %s on %s", ds.Namespace, ds.Name, p.Name, node)
+			return pass("DaemonSet %s/%s runs Ready Pod %s on %s", ds.Namespace, ds.Name, p.Name, nodeName)
 		}
-		return Result{Evidence: fmt.Sprintf("DaemonSet %s/%s has Pod %s on %s, but it is %s, not Ready", ds.Namespace, ds.Name, p.Name, node, p.Status.Phase), Stage: journey.Network}
+		return Result{Evidence: fmt.Sprintf("DaemonSet %s/%s has Pod %s on %s, but it is %s, not Ready", ds.Namespace, ds.Name, p.Name, nodeName, p.Status.Phase), Stage: journey.Network}
 	}
-	return Result{Evidence: fmt.Sprintf("DaemonSet %s/%s runs no Pod on %s (%d desired in all; Pods: %s)", ds.Namespace, ds.Name, node,
+	return Result{Evidence: fmt.Sprintf("DaemonSet %s/%s runs no Pod on %s (%d desired in all; Pods: %s)", ds.Namespace, ds.Name, nodeName,
 		ds.Status.DesiredNumberScheduled, strings.Join(seen, ", ")), Stage: journey.Network}
 }

@@ -6,6 +6,7 @@ package grader
 import (
 	"context"
 	"fmt"
+
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
 	"github.com/cka-lab/lab/internal/journey"

@@ -8,8 +8,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/cka-lab/lab/injector"
 	"github.com/cka-lab/lab/internal/journey"
+	"github.com/cka-lab/lab/internal/node"
 	"github.com/cka-lab/lab/scenarios"
 )
 
@@ -64,11 +64,10 @@ func (e Env) nodeFile(ctx context.Context, c *scenarios.NodeFileCheck) Result {
 		if n.String() != c.Node {
 			continue
 		}
-		out, err := injector.NodeRun(ctx, n, "sh", "-c", `[ -e "$1" ] || { echo absent; exit 0; }; cat "$1"`, "sh", c.Path)
+		out, exists, err := node.ReadFile(ctx, n, c.Path)
 		if err != nil {
 			return e.fail("read %s on %s: %v", c.Path, c.Node, err)
 		}
-		exists := strings.TrimSpace(out) != "absent"
 		switch {
 		case exists != c.Exists:
 			return e.fail("%s on node %s %s", c.Path, c.Node, map[bool]string{true: "exists, want it gone", false: "does not exist"}[exists])
@@ -91,7 +90,7 @@ func (e Env) nodeExec(ctx context.Context, c *scenarios.NodeExecCheck) Result {
 		}
 		ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		defer cancel()
-		out, err := injector.NodeRun(ctx, n, c.Command[0], c.Command[1:]...)
+		out, err := node.Run(ctx, n, c.Command[0], c.Command[1:]...)
 		cmd := fmt.Sprintf("on %s: %s", c.Node, strings.Join(c.Command, " "))
 		switch {
 		case c.Fails && err != nil:

@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/util/keyutil"
+
+	"github.com/cka-lab/lab/internal/node"
 )
 
 func init() {
@@ -46,7 +48,7 @@ func userKubeconfig(ctx context.Context, i *Injector, args map[string]string) er
 	if err != nil {
 		return err
 	}
-	caPEM, err := NodeRun(ctx, n, "cat", clusterCACert)
+	caPEM, err := node.Run(ctx, n, "cat", clusterCACert)
 	if err != nil {
 		return fmt.Errorf("read the cluster CA: %w", err)
 	}
@@ -65,13 +67,13 @@ func userKubeconfig(ctx context.Context, i *Injector, args map[string]string) er
 	if err := i.recordFile(ctx, n, args["path"]); err != nil {
 		return err
 	}
-	if _, err := NodeRun(ctx, n, "mkdir", "-p", path.Dir(args["path"])); err != nil {
+	if _, err := node.Run(ctx, n, "mkdir", "-p", path.Dir(args["path"])); err != nil {
 		return err
 	}
 	if err := writeNodeFile(ctx, n, args["path"], string(cfg)); err != nil {
 		return err
 	}
-	_, err = NodeRun(ctx, n, "chmod", "600", args["path"])
+	_, err = node.Run(ctx, n, "chmod", "600", args["path"])
 	return err
 }
 
@@ -100,11 +102,11 @@ func caFor(ctx context.Context, i *Injector, args map[string]string) (*x509.Cert
 	if err != nil {
 		return nil, nil, err
 	}
-	certPEM, err := NodeRun(ctx, n, "cat", clusterCACert)
+	certPEM, err := node.Run(ctx, n, "cat", clusterCACert)
 	if err != nil {
 		return nil, nil, err
 	}
-	keyPEM, err := NodeRun(ctx, n, "cat", clusterCAKey)
+	keyPEM, err := node.Run(ctx, n, "cat", clusterCAKey)
 	if err != nil {
 		return nil, nil, err
 	}

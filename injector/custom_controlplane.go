@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
 	"github.com/cka-lab/lab/internal/kube"
+	"github.com/cka-lab/lab/internal/node"
 	"github.com/cka-lab/lab/scenarios"
 )
 
@@ -107,7 +108,7 @@ func (i *Injector) revertStaticPod(ctx context.Context, p *StaticPodPrior) error
 	// A kubelet restarted while the API server was down (a learner's attempt) never notices the restored
 	// manifest; a kubelet that starts reads every manifest afresh.
 	if err := restored(kubeletNotices); err != nil {
-		if _, err := NodeRun(ctx, n, "systemctl", "restart", "kubelet"); err != nil {
+		if _, err := node.Run(ctx, n, "systemctl", "restart", "kubelet"); err != nil {
 			return fmt.Errorf("restart the kubelet on %s to pick up the restored %s: %w", p.Node, p.Component, err)
 		}
 		if err := restored(staticPodRestart); err != nil {
@@ -139,7 +140,7 @@ type staticPod struct {
 func staticPods(ctx context.Context, n nodes.Node, component string) ([]staticPod, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	out, err := NodeRun(ctx, n, "crictl", "pods", "--state", "ready", "--namespace", "kube-system",
+	out, err := node.Run(ctx, n, "crictl", "pods", "--state", "ready", "--namespace", "kube-system",
 		"--label", "component="+component, "-o", "json")
 	if err != nil {
 		return nil, err
@@ -155,7 +156,7 @@ func staticPods(ctx context.Context, n nodes.Node, component string) ([]staticPo
 	}
 	var pods []staticPod
 	for _, it := range list.Items {
-		running, err := NodeRun(ctx, n, "crictl", "ps", "--pod", it.ID, "--state", "running", "-q")
+		running, err := node.Run(ctx, n, "crictl", "ps", "--pod", it.ID, "--state", "running", "-q")
 		if err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/cka-lab/lab/internal/kube"
+	"github.com/cka-lab/lab/internal/node"
 	"github.com/cka-lab/lab/scenarios"
 )
 
@@ -27,20 +28,23 @@ func init() {
 // reads it (args unit), as a colleague editing a config and restarting the service would. The unit is
 // recorded before the file, so a revert (newest first) puts the file back before it restarts the unit.
 func editAndRestart(ctx context.Context, i *Injector, args map[string]string) error {
-	node, unit := args["node"], args["unit"]
-	n, err := i.node(node)
+	nodeName, unit := args["node"], args["unit"]
+	n, err := i.node(nodeName)
 	if err != nil {
 		return err
 	}
-	out, _ := NodeRun(ctx, n, "systemctl", "is-active", unit)
-	if err := i.ledger.Record(Entry{Unit: &UnitPrior{Node: node, Unit: unit, Active: strings.TrimSpace(out) == "active", Restart: true}}); err != nil {
+	state, err := node.UnitState(ctx, n, unit)
+	if err != nil {
 		return err
 	}
-	edit := &scenarios.NodeFileFault{Node: node, Path: args["path"], Replace: &scenarios.Replacement{Old: args["old"], New: args["new"]}}
+	if err := i.ledger.Record(Entry{Unit: &UnitPrior{Node: nodeName, Unit: unit, Active: state == "active", Restart: true}}); err != nil {
+		return err
+	}
+	edit := &scenarios.NodeFileFault{Node: nodeName, Path: args["path"], Replace: &scenarios.Replacement{Old: args["old"], New: args["new"]}}
 	if err := i.nodeFile(ctx, edit); err != nil {
 		return err
 	}
-	if _, err := NodeRun(ctx, n, "systemctl", "restart", unit); err != nil {
+	if _, err := node.Run(ctx, n, "systemctl", "restart", unit); err != nil {
 		return fmt.Errorf("restart %s after editing %s: %w", unit, args["path"], err)
 	}
 	return nil
@@ -112,31 +116,11 @@ func breakConfigMap(ctx context.Context, i *Injector, args map[string]string) er
 	return nil
 }
 
-// cniConfDir is where every CNI add-on's DaemonSet installs its config on the node.
-const cniConfDir = "/etc/cni/net.d"
-
-// CNIDaemonSet finds the network add-on's DaemonSet in kube-system: the one whose Pods mount the node's CNI
-// config directory, whatever the add-on is called (kindnet, kube-router, ...).
-func CNIDaemonSet(ctx context.Context, c *kube.Clients) (*appsv1.DaemonSet, error) {
-	dsl, err := c.Kube.AppsV1().DaemonSets("kube-system").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("list DaemonSets in kube-system: %w", err)
-	}
-	for i := range dsl.Items {
-		for _, v := range dsl.Items[i].Spec.Template.Spec.Volumes {
-			if v.HostPath != nil && strings.TrimSuffix(v.HostPath.Path, "/") == cniConfDir {
-				return &dsl.Items[i], nil
-			}
-		}
-	}
-	return nil, fmt.Errorf("no DaemonSet in kube-system mounts %s: which network add-on does this cluster run?", cniConfDir)
-}
-
 // excludeFromCNIDaemonSet gives the network add-on's DaemonSet a node affinity that keeps it off one node
 // (args node), as a colleague debugging that node might have, and waits until its Pod there is gone.
 func excludeFromCNIDaemonSet(ctx context.Context, i *Injector, args map[string]string) error {
-	node := args["node"]
-	ds, err := CNIDaemonSet(ctx, i.env.Clients)
+	nodeName := args["node"]
+	ds, err := node.CNIDaemonSet(ctx, i.env.Clients.Kube)
 	if err != nil {
 		return err
 	}
@@ -145,7 +129,7 @@ func excludeFromCNIDaemonSet(ctx context.Context, i *Injector, args map[string]s
 		return err
 	}
 	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":`+
-		`{"nodeSelectorTerms":[{"matchExpressions":[{"key":"kubernetes.io/hostname","operator":"NotIn","values":[%q]}]}]}}}}}}}`, node)
+		`{"nodeSelectorTerms":[{"matchExpressions":[{"key":"kubernetes.io/hostname","operator":"NotIn","values":[%q]}]}]}}}}}}}`, nodeName)
 	if _, err := i.env.Clients.Kube.AppsV1().DaemonSets(ds.Namespace).Patch(ctx, ds.Name, types.MergePatchType, []byte(patch),
 		metav1.PatchOptions{FieldManager: kube.FieldManager}); err != nil {
 		return fmt.Errorf("patch %s: %w", ref, err)
@@ -156,10 +140,10 @@ func excludeFromCNIDaemonSet(ctx context.Context, i *Injector, args map[string]s
 	}
 	err = kube.Poll(ctx, 500*time.Millisecond, waitTimeout, func(ctx context.Context) (bool, error) {
 		pl, err := i.env.Clients.Kube.CoreV1().Pods(ds.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
-		return err == nil && !hasPodOn(pl.Items, node), nil
+		return err == nil && !hasPodOn(pl.Items, nodeName), nil
 	})
 	if err != nil {
-		return fmt.Errorf("the Pod of %s on %s did not go away: %w", ref, node, err)
+		return fmt.Errorf("the Pod of %s on %s did not go away: %w", ref, nodeName, err)
 	}
 	return nil
 }

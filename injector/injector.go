@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
 	"github.com/cka-lab/lab/internal/kube"
+	"github.com/cka-lab/lab/internal/namespace"
 	"github.com/cka-lab/lab/scenarios"
 )
 
@@ -87,7 +88,7 @@ func (i *Injector) Revert(ctx context.Context) error {
 		switch {
 		case e.Object != nil && doomed[e.Object.Namespace]:
 		case e.Object != nil && doomed[e.Object.Name] && isNamespace(e.Object):
-			err = startNamespaceDeletion(ctx, i.env.Clients, e.Object.Name)
+			err = namespace.StartDeletion(ctx, i.env.Clients, e.Object.Name)
 			pending = append(pending, e.Object.Name)
 		case e.Object != nil:
 			err = i.revertObject(ctx, e.Object)
@@ -107,7 +108,7 @@ func (i *Injector) Revert(ctx context.Context) error {
 			return err
 		}
 	}
-	return waitNamespacesGone(ctx, i.env.Clients, pending)
+	return namespace.WaitGone(ctx, i.env.Clients, pending)
 }
 
 func (i *Injector) node(name string) (nodes.Node, error) {

@@ -1,7 +1,6 @@
 package injector
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,6 +12,7 @@ import (
 	"sigs.k8s.io/kind/pkg/exec"
 
 	"github.com/cka-lab/lab/internal/kube"
+	"github.com/cka-lab/lab/internal/node"
 	"github.com/cka-lab/lab/scenarios"
 )
 
@@ -20,35 +20,12 @@ import (
 // a learner restoring by hand would look for them anyway.
 const backupDir = "/var/lib/lab-backup"
 
-// NodeRun runs a command in a node container and returns its combined output.
-func NodeRun(ctx context.Context, n nodes.Node, name string, args ...string) (string, error) {
-	var out bytes.Buffer
-	cmd := n.CommandContext(ctx, name, args...)
-	cmd.SetStdout(&out)
-	cmd.SetStderr(&out)
-	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("%s %s on %s: %s: %w", name, strings.Join(args, " "), n, strings.TrimSpace(out.String()), err)
-	}
-	return out.String(), nil
-}
-
-func fileSHA(ctx context.Context, n nodes.Node, path string) (string, bool, error) {
-	out, err := NodeRun(ctx, n, "sh", "-c", `if [ -e "$1" ]; then sha256sum "$1"; else echo absent; fi`, "sh", path)
-	if err != nil {
-		return "", false, err
-	}
-	if strings.TrimSpace(out) == "absent" {
-		return "", false, nil
-	}
-	return strings.Fields(out)[0], true, nil
-}
-
 func (i *Injector) recordFile(ctx context.Context, n nodes.Node, path string) error {
 	e := Entry{File: &FilePrior{Node: n.String(), Path: path}}
 	if i.ledger.Has(e) {
 		return nil
 	}
-	sum, existed, err := fileSHA(ctx, n, path)
+	sum, existed, err := node.FileDigest(ctx, n, path)
 	if err != nil {
 		return err
 	}
@@ -56,7 +33,7 @@ func (i *Injector) recordFile(ctx context.Context, n nodes.Node, path string) er
 	if existed {
 		h := sha256.Sum256([]byte(n.String() + path))
 		e.File.Backup = backupDir + "/" + hex.EncodeToString(h[:8])
-		if _, err := NodeRun(ctx, n, "sh", "-c", `mkdir -p "$1" && cp -a "$2" "$3"`, "sh", backupDir, path, e.File.Backup); err != nil {
+		if _, err := node.Run(ctx, n, "sh", "-c", `mkdir -p "$1" && cp -a "$2" "$3"`, "sh", backupDir, path, e.File.Backup); err != nil {
 			return err
 		}
 	}
@@ -73,7 +50,7 @@ func (i *Injector) nodeFile(ctx context.Context, f *scenarios.NodeFileFault) err
 	}
 	switch {
 	case f.Replace != nil:
-		content, err := NodeRun(ctx, n, "cat", f.Path)
+		content, err := node.Run(ctx, n, "cat", f.Path)
 		if err != nil {
 			return err
 		}
@@ -84,14 +61,14 @@ func (i *Injector) nodeFile(ctx context.Context, f *scenarios.NodeFileFault) err
 	case f.Write != nil:
 		return writeNodeFile(ctx, n, f.Path, *f.Write)
 	case f.Remove:
-		_, err = NodeRun(ctx, n, "rm", "-f", f.Path)
+		_, err = node.Run(ctx, n, "rm", "-f", f.Path)
 	case f.MoveTo != "":
 		if err := i.recordFile(ctx, n, f.MoveTo); err != nil {
 			return err
 		}
-		_, err = NodeRun(ctx, n, "mv", f.Path, f.MoveTo)
+		_, err = node.Run(ctx, n, "mv", f.Path, f.MoveTo)
 	case f.Chmod != "":
-		_, err = NodeRun(ctx, n, "chmod", f.Chmod, f.Path)
+		_, err = node.Run(ctx, n, "chmod", f.Chmod, f.Path)
 	}
 	return err
 }
@@ -112,19 +89,19 @@ func (i *Injector) revertFile(ctx context.Context, p *FilePrior) error {
 		return err
 	}
 	if !p.Existed {
-		_, err := NodeRun(ctx, n, "rm", "-f", p.Path)
+		_, err := node.Run(ctx, n, "rm", "-f", p.Path)
 		return err
 	}
-	sum, _, err := fileSHA(ctx, n, p.Path)
+	sum, _, err := node.FileDigest(ctx, n, p.Path)
 	if err != nil {
 		return err
 	}
 	if sum != p.SHA256 {
-		if _, err := NodeRun(ctx, n, "cp", "-a", p.Backup, p.Path); err != nil {
+		if _, err := node.Run(ctx, n, "cp", "-a", p.Backup, p.Path); err != nil {
 			return err
 		}
 	}
-	_, err = NodeRun(ctx, n, "rm", "-f", p.Backup)
+	_, err = node.Run(ctx, n, "rm", "-f", p.Backup)
 	return err
 }
 
@@ -134,12 +111,15 @@ func (i *Injector) stopUnit(ctx context.Context, s *scenarios.NodeServiceFault) 
 		return err
 	}
 	e := Entry{Unit: &UnitPrior{Node: s.Node, Unit: s.Unit}}
-	out, _ := NodeRun(ctx, n, "systemctl", "is-active", s.Unit)
-	e.Unit.Active = strings.TrimSpace(out) == "active"
+	state, err := node.UnitState(ctx, n, s.Unit)
+	if err != nil {
+		return err
+	}
+	e.Unit.Active = state == "active"
 	if err := i.ledger.Record(e); err != nil {
 		return err
 	}
-	_, err = NodeRun(ctx, n, "systemctl", "stop", s.Unit)
+	_, err = node.Run(ctx, n, "systemctl", "stop", s.Unit)
 	return err
 }
 
@@ -155,12 +135,12 @@ func (i *Injector) revertUnit(ctx context.Context, p *UnitPrior) error {
 	if p.Restart {
 		verb = "restart"
 	}
-	if _, err := NodeRun(ctx, n, "systemctl", verb, p.Unit); err != nil {
+	if _, err := node.Run(ctx, n, "systemctl", verb, p.Unit); err != nil {
 		return err
 	}
 	err = kube.Poll(ctx, 300*time.Millisecond, 30*time.Second, func(ctx context.Context) (bool, error) {
-		out, _ := NodeRun(ctx, n, "systemctl", "is-active", p.Unit)
-		return strings.TrimSpace(out) == "active", nil
+		state, err := node.UnitState(ctx, n, p.Unit)
+		return err == nil && state == "active", nil
 	})
 	if err != nil {
 		return fmt.Errorf("%s on %s did not become active: %w", p.Unit, p.Node, err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cka-lab/lab/internal/manifest"
+	"github.com/cka-lab/lab/internal/namespace"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -137,7 +138,7 @@ func (i *Injector) revertObject(ctx context.Context, p *ObjectPrior) error {
 	r := scenarios.ObjectRef{APIVersion: p.APIVersion, Kind: p.Kind, Namespace: p.Namespace, Name: p.Name}
 	if string(p.Prior) == "null" || len(p.Prior) == 0 {
 		if p.Kind == "Namespace" && p.APIVersion == "v1" {
-			return DeleteNamespace(ctx, i.env.Clients, p.Name)
+			return namespace.Delete(ctx, i.env.Clients, p.Name)
 		}
 		return i.env.Clients.Delete(ctx, stub(r))
 	}

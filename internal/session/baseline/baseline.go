@@ -23,8 +23,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
-	"github.com/cka-lab/lab/injector"
 	"github.com/cka-lab/lab/internal/kube"
+	"github.com/cka-lab/lab/internal/node"
 )
 
 // tracked are the kinds a scenario or a learner's fix may create or change outside a scenario's namespaces.
@@ -183,7 +183,7 @@ for f in ` + nodeConfigs + `; do
   echo "${h%% *}  $f"
 done
 for u in ` + strings.Join(nodeUnits, " ") + "; do echo unit $u $(systemctl is-active $u); done"
-	out, err := injector.NodeRun(ctx, n, "sh", "-c", script)
+	out, err := node.Run(ctx, n, "sh", "-c", script)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -16,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/cka-lab/lab/injector"
 	"github.com/cka-lab/lab/internal/kube"
+	"github.com/cka-lab/lab/internal/namespace"
 )
 
 // Restore brings API objects and node specs back to base: extra objects are deleted, missing or changed ones
@@ -29,7 +29,7 @@ func Restore(ctx context.Context, c *kube.Clients, base, live *Snapshot) error {
 	for _, k := range slices.Sorted(maps.Keys(live.Objects)) {
 		o := live.Objects[k]
 		if _, ok := base.Objects[k]; !ok && o.Kind == "Namespace" {
-			errs = append(errs, injector.DeleteNamespace(ctx, c, o.Name))
+			errs = append(errs, namespace.Delete(ctx, c, o.Name))
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(live.Objects)) {

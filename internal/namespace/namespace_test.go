@@ -1,4 +1,4 @@
-package injector
+package namespace
 
 import (
 	"testing"

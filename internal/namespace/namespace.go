@@ -1,4 +1,6 @@
-package injector
+// Package namespace deletes lab's scenario namespaces fast and completely: it empties and finalizes them itself
+// instead of waiting out the namespace controller's fixed delay, and waits for the volumes their claims had.
+package namespace
 
 import (
 	"context"
@@ -16,17 +18,17 @@ import (
 	"github.com/cka-lab/lab/internal/kube"
 )
 
-// DeleteNamespace deletes a namespace and waits until it is gone, so the next scenario can create it again.
-func DeleteNamespace(ctx context.Context, c *kube.Clients, name string) error {
-	if err := startNamespaceDeletion(ctx, c, name); err != nil {
+// Delete deletes a namespace and waits until it is gone, so the next scenario can create it again.
+func Delete(ctx context.Context, c *kube.Clients, name string) error {
+	if err := StartDeletion(ctx, c, name); err != nil {
 		return err
 	}
-	return waitNamespacesGone(ctx, c, []string{name})
+	return WaitGone(ctx, c, []string{name})
 }
 
-// startNamespaceDeletion deletes a namespace's Pods without a grace period, then the namespace: the Pods are
+// StartDeletion deletes a namespace's Pods without a grace period, then the namespace: the Pods are
 // lab's, and a shell sleeping as PID 1 would otherwise hold the namespace for 30 seconds.
-func startNamespaceDeletion(ctx context.Context, c *kube.Clients, name string) error {
+func StartDeletion(ctx context.Context, c *kube.Clients, name string) error {
 	zero := int64(0)
 	if err := c.Kube.CoreV1().Pods(name).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete Pods in %s: %w", name, err)
@@ -37,10 +39,10 @@ func startNamespaceDeletion(ctx context.Context, c *kube.Clients, name string) e
 	return nil
 }
 
-// waitNamespacesGone waits until none of the namespaces exists, emptying and finalizing them itself first, and
+// WaitGone waits until none of the namespaces exists, emptying and finalizing them itself first, and
 // until the volumes their claims had provisioned are deleted too: a namespace finalized at once is gone seconds
 // before its provisioner has deleted those, and a baseline recorded then would keep a volume about to vanish.
-func waitNamespacesGone(ctx context.Context, c *kube.Clients, names []string) error {
+func WaitGone(ctx context.Context, c *kube.Clients, names []string) error {
 	if len(names) == 0 {
 		return nil
 	}
