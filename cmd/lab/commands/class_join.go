@@ -43,43 +43,24 @@ hint and diagnose report to the class scoreboard. Joining again with the same na
 }
 
 func (o *classJoinOptions) run(ctx context.Context, f *Factory, url string) error {
-	st, err := f.Store()
+	local, err := joinedClass(f)
 	if err != nil {
 		return err
 	}
-	prev, err := readClass(st)
+	j, err := local.Join(ctx, url, o.name, o.token, f.ClusterName)
 	if err != nil {
 		return err
 	}
-	var c *class.Client
-	var plan class.Plan
-	current := 0
-	switch {
-	case prev == nil:
-		c, plan, err = class.Join(ctx, url, o.name, o.token)
-	case strings.EqualFold(prev.Membership.Name, o.name):
-		m := prev.Membership
-		m.URL, current = url, prev.Current
-		c, plan, err = class.Rejoin(ctx, m, o.token)
-	default:
-		return fmt.Errorf("this machine is in class %q as %s: `lab class leave` first", prev.Plan.Title, prev.Membership.Name)
-	}
-	if err != nil {
-		return err
-	}
-	cs := &classState{Membership: c.Membership(), Plan: plan, Current: current, Cluster: f.ClusterName}
-	if err := writeClass(st, cs); err != nil {
-		return err
-	}
-	fmt.Fprintf(f.ErrOut, "Joined class %q as %s: %d scenario(s), %s left\n", plan.Title, cs.Membership.Name, len(plan.Scenarios), shortDuration(plan.TimeLeft(time.Now())))
-	if ws := cs.Membership.Workspace; ws != nil {
-		path, err := saveWorkspace(st, ws)
+	plan := j.Plan
+	fmt.Fprintf(f.ErrOut, "Joined class %q as %s: %d scenario(s), %s left\n", plan.Title, j.Membership.Name, len(plan.Scenarios), shortDuration(plan.TimeLeft(time.Now())))
+	if ws := j.Membership.Workspace; ws != nil {
+		path, err := local.SaveWorkspace(j)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(f.ErrOut, "Your namespace on the shared cluster is %s:  export KUBECONFIG=%s\n", ws.Namespace, path)
 	}
-	return startClassScenario(ctx, f, cs)
+	return startClassScenario(ctx, f, j)
 }
 
 func newClassNextCmd(f *Factory) *cobra.Command {
@@ -89,21 +70,26 @@ func newClassNextCmd(f *Factory) *cobra.Command {
 		Example: "  lab class next",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, cs, err := currentClass(f)
+			local, err := joinedClass(f)
 			if err != nil {
 				return err
 			}
-			if cs.Plan.Exam {
-				return fmt.Errorf("class %q is an exam with every scenario at once: `lab exam next` moves to the next question", cs.Plan.Title)
-			}
-			if cs.Current+1 >= len(cs.Plan.Scenarios) {
-				return fmt.Errorf("%s is the last scenario of class %q: `lab class status` shows where you stand", cs.scenarioID(), cs.Plan.Title)
-			}
-			cs.Current++
-			if err := writeClass(st, cs); err != nil {
+			j, err := local.Update(cmd.Context(), func(j *class.Joined) (*class.Joined, error) {
+				switch {
+				case j == nil:
+					return nil, class.ErrNotJoined
+				case j.Plan.Exam:
+					return nil, fmt.Errorf("class %q is an exam with every scenario at once: `lab exam next` moves to the next question", j.Plan.Title)
+				case j.Current+1 >= len(j.Plan.Scenarios):
+					return nil, fmt.Errorf("%s is the last scenario of class %q: `lab class status` shows where you stand", j.Scenario(), j.Plan.Title)
+				}
+				j.Current++
+				return j, nil
+			})
+			if err != nil {
 				return err
 			}
-			return startClassScenario(cmd.Context(), f, cs)
+			return startClassScenario(cmd.Context(), f, j)
 		},
 	}
 }
@@ -111,7 +97,7 @@ func newClassNextCmd(f *Factory) *cobra.Command {
 // startClassScenario starts what the learner's place in the class asks for, with the class's seed: the
 // current scenario, or in an exam class every scenario at once on the class's remaining time. The class
 // hears of each start.
-func startClassScenario(ctx context.Context, f *Factory, cs *classState) error {
+func startClassScenario(ctx context.Context, f *Factory, cs *class.Joined) error {
 	st, err := f.Store()
 	if err != nil {
 		return err
@@ -122,7 +108,7 @@ func startClassScenario(ctx context.Context, f *Factory, cs *classState) error {
 		return fmt.Errorf("an exam is running on cluster %s: `lab exam stop` ends it before the class starts", f.ClusterName)
 	}
 	if !cs.Plan.Exam {
-		id := cs.scenarioID()
+		id := cs.Scenario()
 		fmt.Fprintf(f.ErrOut, "Class scenario %d/%d\n", cs.Current+1, len(cs.Plan.Scenarios))
 		if err := (&startOptions{seed: cs.Plan.Seed, hasSeed: true}).run(ctx, f, id); err != nil {
 			return err
@@ -178,22 +164,26 @@ your namespace; on your own cluster the scenario in progress stays until ` + "`l
 		Example: "  lab class leave",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, cs, err := currentClass(f)
+			local, j, err := currentClass(f)
 			if err != nil {
 				return err
 			}
-			if ws := cs.Membership.Workspace; ws != nil {
+			if ws := j.Membership.Workspace; ws != nil {
 				if err := resetShared(cmd.Context(), f); err != nil {
 					fmt.Fprintf(f.ErrOut, "warning: namespace %s keeps what the scenario created (%v); the instructor deletes it with the class\n", ws.Namespace, err)
 				}
-				if err := st.RemoveCluster(sharedName(ws)); err != nil {
+				st, err := f.Store()
+				if err != nil {
+					return err
+				}
+				if err := st.RemoveCluster(j.SharedClusterName()); err != nil {
 					return fmt.Errorf("forget the shared cluster: %w", err)
 				}
 			}
-			if err := removeClass(st); err != nil {
+			if _, err := local.Update(cmd.Context(), func(*class.Joined) (*class.Joined, error) { return nil, nil }); err != nil {
 				return err
 			}
-			fmt.Fprintf(f.Out, "Left class %q. Your results stay on its scoreboard.\n", cs.Plan.Title)
+			fmt.Fprintf(f.Out, "Left class %q. Your results stay on its scoreboard.\n", j.Plan.Title)
 			return nil
 		},
 	}

@@ -59,26 +59,15 @@ func countChecks(qs ...grader.QuestionOutcome) (passed, total int) {
 // postToClass posts results of the class's scenarios, from the cluster that joined the class, and warns once
 // when the server does not take them.
 func postToClass(ctx context.Context, f *Factory, rs ...class.Result) {
-	st, err := f.Store()
+	local, err := joinedClass(f)
 	if err != nil {
 		return
 	}
-	cs, err := readClass(st)
+	j, err := local.Read()
+	if err == nil && j != nil {
+		err = j.Report(ctx, f.ClusterName, rs...)
+	}
 	if err != nil {
 		fmt.Fprintf(f.ErrOut, "warning: result not sent to the class: %v\n", err)
-		return
-	}
-	if cs == nil || cs.Cluster != "" && cs.Cluster != f.ClusterName {
-		return
-	}
-	c := class.NewClient(cs.Membership)
-	for _, r := range rs {
-		if !cs.Plan.HasScenario(r.Scenario) {
-			continue
-		}
-		if err := c.Post(ctx, r); err != nil {
-			fmt.Fprintf(f.ErrOut, "warning: result not sent to the class: %v\n", err)
-			return
-		}
 	}
 }

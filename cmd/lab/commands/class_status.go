@@ -36,20 +36,24 @@ func newClassStatusCmd(f *Factory) *cobra.Command {
 			if err := validateOutput(output); err != nil {
 				return err
 			}
-			st, cs, err := currentClass(f)
+			var out classStatusJSON
+			local, cs, err := currentClass(f)
 			if err != nil {
 				return err
 			}
-			out := classStatusJSON{URL: cs.Membership.URL, Learner: cs.Membership.Name, Current: cs.scenarioID()}
 			if plan, err := class.NewClient(cs.Membership).Plan(cmd.Context()); err != nil {
 				fmt.Fprintf(f.ErrOut, "warning: showing the plan as last seen: %v\n", err)
 				out.Offline = true
-			} else {
-				cs.Plan = plan
-				if err := writeClass(st, cs); err != nil {
-					return err
+			} else if cs, err = local.Update(cmd.Context(), func(j *class.Joined) (*class.Joined, error) {
+				if j == nil {
+					return nil, class.ErrNotJoined
 				}
+				j.Plan = plan
+				return j, nil
+			}); err != nil {
+				return err
 			}
+			out.URL, out.Learner, out.Current = cs.Membership.URL, cs.Membership.Name, cs.Scenario()
 			if ws := cs.Membership.Workspace; ws != nil {
 				out.Namespace = ws.Namespace
 			}
@@ -68,8 +72,8 @@ func newClassStatusCmd(f *Factory) *cobra.Command {
 
 // revealedHints are the current scenario's hints the instructor revealed to everyone, worded for the
 // learner's attempt; none when that scenario is not the one running here.
-func revealedHints(ctx context.Context, f *Factory, cs *classState) []string {
-	n := cs.Plan.RevealedHints[cs.scenarioID()]
+func revealedHints(ctx context.Context, f *Factory, cs *class.Joined) []string {
+	n := cs.Plan.RevealedHints[cs.Scenario()]
 	if n == 0 {
 		return nil
 	}
@@ -78,7 +82,7 @@ func revealedHints(ctx context.Context, f *Factory, cs *classState) []string {
 		return nil
 	}
 	a, inst, err := currentInstance(f, sess)
-	if err != nil || a.Scenario != cs.scenarioID() {
+	if err != nil || a.Scenario != cs.Scenario() {
 		return nil
 	}
 	return inst.Hints[:min(n, len(inst.Hints))]

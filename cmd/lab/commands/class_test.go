@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"errors"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -17,8 +15,8 @@ import (
 	"github.com/cka-lab/lab/internal/state"
 )
 
-// joinedClass serves a class of bad-image-tag and joins it as alice in a fresh state directory.
-func joinedClass(t *testing.T) (*class.Server, func()) {
+// servedAndJoined serves a class of bad-image-tag and joins it as alice in a fresh state directory.
+func servedAndJoined(t *testing.T) (*class.Server, func()) {
 	t.Helper()
 	t.Setenv("LAB_STATE_DIR", t.TempDir())
 	srv, err := class.NewServer(class.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir(),
@@ -43,14 +41,15 @@ func joinedClass(t *testing.T) (*class.Server, func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := writeClass(st, &classState{Membership: c.Membership(), Plan: plan, Cluster: "lab"}); err != nil {
+	keep := &class.Joined{Membership: c.Membership(), Plan: plan, Cluster: "lab"}
+	if _, err := class.LocalIn(st).Update(ctx, func(*class.Joined) (*class.Joined, error) { return keep, nil }); err != nil {
 		t.Fatal(err)
 	}
 	return srv, stop
 }
 
 func TestReportToClass(t *testing.T) {
-	srv, stop := joinedClass(t)
+	srv, stop := servedAndJoined(t)
 	var errOut bytes.Buffer
 	f := &Factory{Out: &bytes.Buffer{}, ErrOut: &errOut, ClusterName: "lab"}
 	ctx := context.Background()
@@ -83,32 +82,6 @@ func TestReportToClass(t *testing.T) {
 	reportToClass(ctx, f, class.EventCheck, &session.Attempt{Scenario: "taint-dedicated-node"}, out)
 	if errOut.Len() > 0 {
 		t.Errorf("a scenario outside the class was sent: %s", errOut.String())
-	}
-}
-
-func TestClassMembershipIsPrivate(t *testing.T) {
-	_, stop := joinedClass(t)
-	defer stop()
-	st, err := state.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := os.Stat(classPath(st))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info.Mode().Perm() != 0o600 {
-		t.Errorf("%s is %v, want 0600: it holds the learner's key", classPath(st), info.Mode().Perm())
-	}
-	cs, err := readClass(st)
-	if err != nil || cs.Membership.Name != "alice" || cs.scenarioID() != "bad-image-tag" {
-		t.Fatalf("read back %+v, %v", cs, err)
-	}
-	if err := removeClass(st); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := currentClass(&Factory{}); !errors.Is(err, errNoClass) {
-		t.Errorf("after leaving: %v, want errNoClass", err)
 	}
 }
 
