@@ -2,6 +2,8 @@ package class
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"strings"
@@ -17,8 +19,8 @@ const chromiumPath = "/usr/bin/chromium"
 // through the Client and the instructor uses the controls in a second tab: every change must reach the page
 // over the event stream, without a reload.
 func TestScoreboardUpdatesLiveInBrowser(t *testing.T) {
-	browser := newBrowser(t)
 	s, _ := startServer(t, t.TempDir(), ServerOptions{Plan: testPlan()})
+	browser := newBrowser(t, s)
 
 	board := newTab(t, browser)
 	do(t, board, "open the scoreboard", chromedp.Navigate(s.URL()))
@@ -83,9 +85,11 @@ func cellIs(learner, scenario, status, text string) string {
 		learner, scenario, status, text)
 }
 
-// newBrowser starts headless Chromium for one test. Without UserDataDir, chromedp gives every browser a fresh
-// --user-data-dir and, unlike for a directory passed in, stops Chromium's leftover children and removes it.
-func newBrowser(t *testing.T) context.Context {
+// newBrowser starts headless Chromium for one test, trusting the server's certificate by its public key as an
+// instructor does who compared the fingerprint and accepted it. Without UserDataDir, chromedp gives every
+// browser a fresh --user-data-dir and, unlike for a directory passed in, stops Chromium's leftover children
+// and removes it.
+func newBrowser(t *testing.T, s *Server) context.Context {
 	t.Helper()
 	if os.Getenv("LAB_SKIP_BROWSER") == "1" {
 		t.Skip("LAB_SKIP_BROWSER=1: scoreboard browser test skipped")
@@ -103,6 +107,7 @@ func newBrowser(t *testing.T) context.Context {
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("ignore-certificate-errors-spki-list", spkiHash(s)),
 	)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelBrowser := chromedp.NewContext(alloc)
@@ -112,6 +117,12 @@ func newBrowser(t *testing.T) context.Context {
 	})
 	firstRun(t, ctx, "start Chromium")
 	return ctx
+}
+
+// spkiHash is the base64 SHA-256 of the server certificate's public key, the form Chromium pins.
+func spkiHash(s *Server) string {
+	sum := sha256.Sum256(s.tls.Certificates[0].Leaf.RawSubjectPublicKeyInfo)
+	return base64.StdEncoding.EncodeToString(sum[:])
 }
 
 // newTab opens another tab of the browser.

@@ -22,9 +22,12 @@ const JoinTimeout = ProvisionTimeout + 30*time.Second
 
 // Membership is what a learner's lab keeps after joining, to post results later without joining again.
 type Membership struct {
-	URL        string `json:"url"`
-	Name       string `json:"name"`
-	LearnerKey string `json:"learnerKey"`
+	URL string `json:"url"`
+	// Fingerprint pins the server's certificate (see HTTPClient); "" for a plain-HTTP class or a certificate
+	// this machine trusts.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	Name        string `json:"name"`
+	LearnerKey  string `json:"learnerKey"`
 	// Workspace is set in a shared-cluster class: the learner's namespace and credentials.
 	Workspace *Workspace `json:"workspace,omitempty"`
 }
@@ -35,35 +38,28 @@ type Client struct {
 	http *http.Client
 }
 
-// lanTransport ignores proxy settings: the class server is on the learner's LAN, where a proxy from the
-// environment could only get in the way.
-var lanTransport = func() *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.Proxy = nil
-	return t
-}()
-
 // NewClient resumes a saved membership without contacting the server.
 func NewClient(m Membership) *Client {
-	return &Client{m: m, http: &http.Client{Transport: lanTransport}}
+	return &Client{m: m, http: HTTPClient(m.Fingerprint)}
 }
 
-// Join joins the class at serverURL under name with the class token the instructor showed.
-func Join(ctx context.Context, serverURL, name, token string) (*Client, Plan, error) {
-	return join(ctx, Membership{URL: serverURL, Name: name}, token)
-}
-
-// Rejoin joins again under a saved membership's name, which the server allows because it presents the key.
-func Rejoin(ctx context.Context, m Membership, token string) (*Client, Plan, error) {
-	return join(ctx, m, token)
-}
-
-func join(ctx context.Context, m Membership, token string) (*Client, Plan, error) {
+// Join joins the class at m.URL under m.Name with the class token the instructor showed, pinning the server's
+// certificate to m.Fingerprint when set. With m.LearnerKey (a saved membership's) it takes a learner back in
+// under the name the key holds.
+func Join(ctx context.Context, m Membership, token string) (*Client, Plan, error) {
 	base, err := normalizeURL(m.URL)
 	if err != nil {
 		return nil, Plan{}, err
 	}
-	c := NewClient(Membership{URL: base, Name: m.Name, LearnerKey: m.LearnerKey})
+	if m.Fingerprint != "" {
+		if m.Fingerprint, err = ParseFingerprint(m.Fingerprint); err != nil {
+			return nil, Plan{}, err
+		}
+		if !strings.HasPrefix(base, "https://") {
+			return nil, Plan{}, fmt.Errorf("class server address %s is plain http, where a fingerprint pins nothing: use the https address of the join command", base)
+		}
+	}
+	c := NewClient(Membership{URL: base, Fingerprint: m.Fingerprint, Name: m.Name, LearnerKey: m.LearnerKey})
 	var resp joinResponse
 	err = c.call(ctx, JoinTimeout, http.MethodPost, "/api/join", "", joinRequest{Name: m.Name, Token: token, LearnerKey: m.LearnerKey}, &resp)
 	var se *statusError
@@ -185,6 +181,9 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("class server at %s did not answer in time: check the address and your network", c.m.URL)
 	}
+	if tlsErr := tlsError(err, c.m.URL); tlsErr != nil {
+		return tlsErr
+	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
@@ -192,15 +191,16 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 	return fmt.Errorf("cannot reach class server at %s (is it running, and are you on its network?): %w", c.m.URL, err)
 }
 
-// normalizeURL accepts what a learner types: "192.168.1.20:8787" as well as "http://192.168.1.20:8787/".
+// normalizeURL accepts what a learner types: "192.168.1.20:8787" (https, as a class server serves by default)
+// as well as "https://192.168.1.20:8787/".
 func normalizeURL(raw string) (string, error) {
 	raw = strings.TrimRight(strings.TrimSpace(raw), "/")
 	if !strings.Contains(raw, "://") {
-		raw = "http://" + raw
+		raw = "https://" + raw
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("class server address %q is not an http URL like http://192.168.1.20:8787", raw)
+		return "", fmt.Errorf("class server address %q is not a URL like https://192.168.1.20:8787", raw)
 	}
 	return raw, nil
 }

@@ -19,8 +19,8 @@ func TestClientErrorsAreOneClearLine(t *testing.T) {
 	}
 	closed := ln.Addr().String()
 	ln.Close()
-	_, _, err = Join(ctx, closed, "alice", "token")
-	wantOneLine(t, err, "cannot reach class server at http://"+closed)
+	_, _, err = Join(ctx, Membership{URL: closed, Name: "alice"}, "token")
+	wantOneLine(t, err, "cannot reach class server at https://"+closed)
 
 	// A server that accepts and never answers.
 	silent, err := net.Listen("tcp", "127.0.0.1:0")
@@ -33,8 +33,8 @@ func TestClientErrorsAreOneClearLine(t *testing.T) {
 	err = NewClient(Membership{URL: "http://" + silent.Addr().String(), Name: "alice", LearnerKey: "k"}).Post(short, Result{Scenario: "s", Event: EventStart})
 	wantOneLine(t, err, "did not answer in time")
 
-	_, _, err = Join(ctx, "ftp://example", "alice", "token")
-	wantOneLine(t, err, "is not an http URL")
+	_, _, err = Join(ctx, Membership{URL: "ftp://example", Name: "alice"}, "token")
+	wantOneLine(t, err, "is not a URL like https://")
 }
 
 func wantOneLine(t *testing.T, err error, want string) {
@@ -46,7 +46,7 @@ func wantOneLine(t *testing.T, err error, want string) {
 
 func TestNormalizeURL(t *testing.T) {
 	for in, want := range map[string]string{
-		"192.168.1.20:8787":           "http://192.168.1.20:8787",
+		"192.168.1.20:8787":           "https://192.168.1.20:8787",
 		" http://192.168.1.20:8787/ ": "http://192.168.1.20:8787",
 		"https://class.lan":           "https://class.lan",
 	} {
@@ -57,10 +57,10 @@ func TestNormalizeURL(t *testing.T) {
 }
 
 func TestLanURL(t *testing.T) {
-	if got := lanURL(&net.TCPAddr{IP: net.IPv4(10, 0, 0, 5), Port: 8787}); got != "http://10.0.0.5:8787" {
+	if got := lanURL("https", &net.TCPAddr{IP: net.IPv4(10, 0, 0, 5), Port: 8787}); got != "https://10.0.0.5:8787" {
 		t.Errorf("bound address: %s", got)
 	}
-	got := lanURL(&net.TCPAddr{IP: net.IPv6unspecified, Port: 8787})
+	got := lanURL("https", &net.TCPAddr{IP: net.IPv6unspecified, Port: 8787})
 	if strings.Contains(got, "[::]") || strings.Contains(got, "0.0.0.0") || !strings.HasSuffix(got, ":8787") {
 		t.Errorf("wildcard bind must name a reachable address: %s", got)
 	}

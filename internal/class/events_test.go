@@ -19,7 +19,7 @@ func TestEventsStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := HTTPClient(s.Fingerprint()).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func TestExports(t *testing.T) {
 	mustPost(t, alice, Result{Scenario: "crashloop", Event: EventDiagnose, Diagnosis: "bad probe", DiagnosisCorrect: new(true)})
 	mustPost(t, bob, Result{Scenario: "broken-dns", Event: EventHint, HintsTaken: 2})
 
-	status, body := request(t, "GET", s.URL()+"/api/export.csv", s.InstructorKey(), nil)
+	status, body := request(t, s, "GET", "/api/export.csv", s.InstructorKey(), nil)
 	if status != http.StatusOK {
 		t.Fatalf("export.csv: status %d: %s", status, body)
 	}
@@ -49,7 +49,7 @@ func TestExports(t *testing.T) {
 		}
 	}
 
-	status, body = request(t, "GET", s.URL()+"/api/export.junit", s.InstructorKey(), nil)
+	status, body = request(t, s, "GET", "/api/export.junit", s.InstructorKey(), nil)
 	if status != http.StatusOK {
 		t.Fatalf("export.junit: status %d: %s", status, body)
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -16,10 +18,38 @@ func testPlan() Plan {
 	return Plan{Title: "Tuesday CKA", Scenarios: []string{"broken-dns", "crashloop", "pending-pod"}, TimeLimit: time.Hour, Seed: 7}
 }
 
-// startServer runs a real Server on a free loopback port until the returned stop (also run at cleanup).
-func startServer(t *testing.T, dir string, o ServerOptions) (*Server, func()) {
+// testCert is one certificate for every test server that needs no certificate of its own: making one takes
+// two RSA keys, which adds up over a package of servers on a loaded machine.
+var testCert = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "lab-class-cert-")
+	if err != nil {
+		return "", err
+	}
+	_, err = serverCertificate(dir, "", "")
+	return dir, err
+})
+
+// TestMain removes the shared test certificate.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if dir, err := testCert(); err == nil {
+		os.RemoveAll(dir)
+	}
+	os.Exit(code)
+}
+
+// startServer runs a real Server on a free loopback port until the returned stop (also run at cleanup). It
+// serves https with the shared test certificate unless o asks for plain HTTP or ownCert is set.
+func startServer(t *testing.T, dir string, o ServerOptions, ownCert ...bool) (*Server, func()) {
 	t.Helper()
 	o.Addr, o.DataDir = "127.0.0.1:0", dir
+	if !o.PlainHTTP && len(ownCert) == 0 {
+		certDir, err := testCert()
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.CertFile, o.KeyFile = filepath.Join(certDir, certFile), filepath.Join(certDir, keyFile)
+	}
 	s, err := NewServer(o)
 	if err != nil {
 		t.Fatalf("NewServer: %v", err)
@@ -42,11 +72,12 @@ func startServer(t *testing.T, dir string, o ServerOptions) (*Server, func()) {
 	return s, stop
 }
 
-// request sends a raw request, for the cases the Client is too well-behaved to produce.
-func request(t *testing.T, method, url, key string, body []byte) (int, []byte) {
+// request sends a raw request to the server at path, for the cases the Client is too well-behaved to produce.
+func request(t *testing.T, s *Server, method, path, key string, body []byte) (int, []byte) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	url := s.URL() + path
 	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +85,7 @@ func request(t *testing.T, method, url, key string, body []byte) (int, []byte) {
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := HTTPClient(s.Fingerprint()).Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}
@@ -79,7 +110,7 @@ func mustJoin(t *testing.T, s *Server, name string) *Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, _, err := Join(ctx, s.URL(), name, s.Token())
+	c, _, err := Join(ctx, Membership{URL: s.URL(), Fingerprint: s.Fingerprint(), Name: name}, s.Token())
 	if err != nil {
 		t.Fatalf("join %s: %v", name, err)
 	}

@@ -1,6 +1,7 @@
 package class
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -134,7 +135,7 @@ func (l Local) lock(ctx context.Context) (func(), error) {
 	fl := flock.New(l.Path() + ".lock")
 	waitCtx, cancel := context.WithTimeout(ctx, lockWait)
 	defer cancel()
-	ok, err := fl.TryLockContext(waitCtx, 100*time.Millisecond)
+	ok, err := fl.TryLockContext(waitCtx, 20*time.Millisecond)
 	switch {
 	case ctx.Err() != nil:
 		return nil, fmt.Errorf("wait for the class membership: %w", ctx.Err())
@@ -146,24 +147,22 @@ func (l Local) lock(ctx context.Context) (func(), error) {
 	return func() { _ = fl.Unlock() }, nil
 }
 
-// Join joins the class at serverURL, or takes the learner back into the class this machine is in when the
-// name is theirs, and keeps the membership for cluster. A machine in one class under one name joins no other.
-func (l Local) Join(ctx context.Context, serverURL, name, token, cluster string) (*Joined, error) {
+// Join joins the class at m.URL as m.Name (pinning m.Fingerprint), or takes the learner back into the class
+// this machine is in when the name is theirs, and keeps the membership for cluster. A machine in one class
+// under one name joins no other.
+func (l Local) Join(ctx context.Context, m Membership, token, cluster string) (*Joined, error) {
 	return l.Update(ctx, func(prev *Joined) (*Joined, error) {
-		var c *Client
-		var plan Plan
-		var err error
 		current := 0
 		switch {
 		case prev == nil:
-			c, plan, err = Join(ctx, serverURL, name, token)
-		case strings.EqualFold(prev.Membership.Name, name):
-			m := prev.Membership
-			m.URL, current = serverURL, prev.Current
-			c, plan, err = Rejoin(ctx, m, token)
+			m.LearnerKey = ""
+		case strings.EqualFold(prev.Membership.Name, m.Name):
+			m.LearnerKey, current = prev.Membership.LearnerKey, prev.Current
+			m.Fingerprint = cmp.Or(m.Fingerprint, prev.Membership.Fingerprint)
 		default:
 			return nil, fmt.Errorf("this machine is in class %q as %s: `lab class leave` first", prev.Plan.Title, prev.Membership.Name)
 		}
+		c, plan, err := Join(ctx, m, token)
 		if err != nil {
 			return nil, err
 		}

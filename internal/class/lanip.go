@@ -7,16 +7,16 @@ import (
 )
 
 // lanURL is the address learners type: the bound IP, or for a wildcard bind this machine's LAN address.
-func lanURL(addr net.Addr) string {
+func lanURL(scheme string, addr net.Addr) string {
 	tcp, ok := addr.(*net.TCPAddr)
 	if !ok {
-		return "http://" + addr.String()
+		return scheme + "://" + addr.String()
 	}
 	ip := tcp.IP
 	if ip.IsUnspecified() {
 		ip = lanIP()
 	}
-	return "http://" + net.JoinHostPort(ip.String(), strconv.Itoa(tcp.Port))
+	return scheme + "://" + net.JoinHostPort(ip.String(), strconv.Itoa(tcp.Port))
 }
 
 // lanIP prefers the source address of the default route; a classroom switch without a router has none, so

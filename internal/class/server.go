@@ -4,8 +4,11 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"regexp"
@@ -32,6 +35,14 @@ type ServerOptions struct {
 	Token string
 	// Workspaces, when set, gives every learner a namespace on a shared cluster at join.
 	Workspaces Provisioner
+	// CertFile and KeyFile are the server's certificate (PEM, leaf first) and key. When both are empty the
+	// server makes a self-signed certificate and keeps it in DataDir: learners pin its fingerprint.
+	CertFile, KeyFile string
+	// PlainHTTP serves without TLS: learners' keys and shared-cluster tokens then cross the network readable.
+	PlainHTTP bool
+	// Log receives what the server has to tell the instructor (a refused TLS handshake, a failed grading);
+	// nothing when nil.
+	Log io.Writer
 }
 
 // Server is one running class. It serves once: Serve closes its listener and database when it returns.
@@ -43,6 +54,10 @@ type Server struct {
 	instructorKey string
 	events        *hub
 	workspaces    Provisioner
+	log           *log.Logger
+	// tls is the served certificate, nil when serving plain HTTP; fingerprint is its leaf's SHA-256.
+	tls         *tls.Config
+	fingerprint string
 
 	mu    sync.Mutex
 	plan  Plan
@@ -69,16 +84,31 @@ func NewServer(o ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{store: st, events: newHub(), board: newBoard(), workspaces: o.Workspaces}
+	logTo := o.Log
+	if logTo == nil {
+		logTo = io.Discard
+	}
+	s := &Server{store: st, events: newHub(), board: newBoard(), workspaces: o.Workspaces, log: log.New(logTo, "class server: ", log.LstdFlags)}
 	if err := s.resume(o); err != nil {
 		return nil, errors.Join(err, st.close())
+	}
+	scheme := "http"
+	if !o.PlainHTTP {
+		c, err := serverCertificate(o.DataDir, o.CertFile, o.KeyFile)
+		if err != nil {
+			return nil, errors.Join(err, st.close())
+		}
+		scheme, s.fingerprint = "https", Fingerprint(c.Certificate[0])
+		s.tls = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{c}}
+	} else if o.CertFile != "" || o.KeyFile != "" {
+		return nil, errors.Join(errors.New("a certificate and plain HTTP exclude each other: drop one"), st.close())
 	}
 	addr := cmp.Or(o.Addr, DefaultAddr)
 	s.ln, err = net.Listen("tcp", addr)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("class server cannot listen on %s: %w", addr, err), st.close())
 	}
-	s.url = lanURL(s.ln.Addr())
+	s.url = lanURL(scheme, s.ln.Addr())
 	return s, nil
 }
 
@@ -128,11 +158,20 @@ func (s *Server) Serve(ctx context.Context) error {
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          s.log,
 		// Request contexts end with ctx, which ends the long-lived event streams so shutdown is not held up.
 		BaseContext: func(net.Listener) context.Context { return ctx },
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(s.ln) }()
+	go func() {
+		if s.tls == nil {
+			served <- srv.Serve(s.ln)
+			return
+		}
+		// ServeTLS also offers HTTP/2, so a projector's scoreboard and the instructor's tabs share one connection.
+		srv.TLSConfig = s.tls
+		served <- srv.ServeTLS(s.ln, "", "")
+	}()
 	var err error
 	select {
 	case err = <-served:
@@ -167,7 +206,7 @@ func (s *Server) routes() http.Handler {
 	return mux
 }
 
-// URL is the address learners join, e.g. http://192.168.1.20:8787.
+// URL is the address learners join, e.g. https://192.168.1.20:8787.
 func (s *Server) URL() string { return s.url }
 
 // Token is the class token learners join with.
@@ -179,9 +218,17 @@ func (s *Server) InstructorKey() string { return s.instructorKey }
 // InstructorURL opens the scoreboard with the instructor controls.
 func (s *Server) InstructorURL() string { return s.url + "/?key=" + s.instructorKey }
 
-// JoinCommand is what the instructor shows the class.
+// Fingerprint is the SHA-256 fingerprint of the server's certificate, "" when serving plain HTTP.
+func (s *Server) Fingerprint() string { return s.fingerprint }
+
+// JoinCommand is what the instructor shows the class: it carries the certificate's fingerprint, so learners
+// reach this server and no other without any CA set up.
 func (s *Server) JoinCommand() string {
-	return fmt.Sprintf("lab class join %s --token %s --name <your-name>", s.url, s.token)
+	pin := ""
+	if s.fingerprint != "" {
+		pin = " --fingerprint " + s.fingerprint
+	}
+	return fmt.Sprintf("lab class join %s%s --token %s --name <your-name>", s.url, pin, s.token)
 }
 
 // Plan is the class plan as it stands now.

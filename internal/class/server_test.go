@@ -15,7 +15,7 @@ func TestJoin(t *testing.T) {
 	for _, name := range []string{"alice", "bob", "carol"} {
 		mustJoin(t, s, name)
 	}
-	if want := "lab class join " + s.URL() + " --token class-token --name <your-name>"; s.JoinCommand() != want {
+	if want := "lab class join " + s.URL() + " --fingerprint " + s.Fingerprint() + " --token class-token --name <your-name>"; s.JoinCommand() != want {
 		t.Errorf("JoinCommand() = %q, want %q", s.JoinCommand(), want)
 	}
 	dave := mustJoin(t, s, "dave").Membership()
@@ -37,11 +37,11 @@ func TestJoin(t *testing.T) {
 		{"name of 41 characters", joinRequest{Name: strings.Repeat("x", 41), Token: "class-token"}, http.StatusUnprocessableEntity},
 	}
 	for _, c := range cases {
-		if status, body := request(t, "POST", s.URL()+"/api/join", "", mustJSON(t, c.body)); status != c.status {
+		if status, body := request(t, s, "POST", "/api/join", "", mustJSON(t, c.body)); status != c.status {
 			t.Errorf("%s: status %d (%s), want %d", c.what, status, body, c.status)
 		}
 	}
-	if status, _ := request(t, "POST", s.URL()+"/api/join", "", []byte(`{"name":"erin","token":"class-token","role":"admin"}`)); status != http.StatusBadRequest {
+	if status, _ := request(t, s, "POST", "/api/join", "", []byte(`{"name":"erin","token":"class-token","role":"admin"}`)); status != http.StatusBadRequest {
 		t.Errorf("unknown field: status %d, want 400", status)
 	}
 	if learners, _ := s.store.learners(); len(learners) != 4 {
@@ -50,13 +50,13 @@ func TestJoin(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, _, err := Join(ctx, s.URL(), "frank", "guess"); err == nil || !strings.Contains(err.Error(), "refused the token: ask your instructor for the join command") {
+	if _, _, err := Join(ctx, Membership{URL: s.URL(), Fingerprint: s.Fingerprint(), Name: "frank"}, "guess"); err == nil || !strings.Contains(err.Error(), "refused the token: ask your instructor for the join command") {
 		t.Errorf("wrong token error = %v", err)
 	}
-	if _, _, err := Join(ctx, s.URL(), "Alice", "class-token"); err == nil || !strings.Contains(err.Error(), `already has a learner named "Alice"`) {
+	if _, _, err := Join(ctx, Membership{URL: s.URL(), Fingerprint: s.Fingerprint(), Name: "Alice"}, "class-token"); err == nil || !strings.Contains(err.Error(), `already has a learner named "Alice"`) {
 		t.Errorf("taken name error = %v", err)
 	}
-	c, plan, err := Rejoin(ctx, Membership{URL: s.URL() + "/", Name: "DAVE", LearnerKey: dave.LearnerKey}, "class-token")
+	c, plan, err := Join(ctx, Membership{URL: s.URL() + "/", Fingerprint: s.Fingerprint(), Name: "DAVE", LearnerKey: dave.LearnerKey}, "class-token")
 	if err != nil {
 		t.Fatalf("rejoin with the learner's key: %v", err)
 	}
@@ -95,7 +95,7 @@ func TestResultsRefusedLeaveNothingStored(t *testing.T) {
 		{"score above maximum", key, `{"learner":"alice","scenario":"crashloop","event":"check","score":11,"maxScore":10}`, http.StatusUnprocessableEntity},
 	}
 	for _, c := range cases {
-		status, body := request(t, "POST", s.URL()+"/api/results", c.key, []byte(c.body))
+		status, body := request(t, s, "POST", "/api/results", c.key, []byte(c.body))
 		if status != c.status {
 			t.Errorf("%s: status %d (%s), want %d", c.what, status, body, c.status)
 		}
@@ -148,13 +148,13 @@ func TestRestartKeepsClass(t *testing.T) {
 		t.Errorf("token or instructor key changed across restart")
 	}
 	// The learners' saved memberships still work against the restarted server.
-	alice = NewClient(Membership{URL: s.URL(), Name: "alice", LearnerKey: alice.Membership().LearnerKey})
+	alice = NewClient(Membership{URL: s.URL(), Fingerprint: s.Fingerprint(), Name: "alice", LearnerKey: alice.Membership().LearnerKey})
 	mustPost(t, alice, check("broken-dns", true, 8))
 	row := s.boardState().Learners[0]
 	if row.Name != "alice" || row.TotalScore != 18 || row.Passed != 2 {
 		t.Errorf("alice after restart = %+v", row)
 	}
-	if status, _ := request(t, "POST", s.URL()+"/api/join", "", mustJSON(t, joinRequest{Name: "bob", Token: token})); status != http.StatusConflict {
+	if status, _ := request(t, s, "POST", "/api/join", "", mustJSON(t, joinRequest{Name: "bob", Token: token})); status != http.StatusConflict {
 		t.Errorf("bob's name is free again after restart: status %d", status)
 	}
 }
@@ -170,7 +170,7 @@ func TestPauseExtendAndHints(t *testing.T) {
 		if strings.HasPrefix(path, "/api/export") {
 			method = "GET"
 		}
-		if status, _ := request(t, method, s.URL()+path, learner.Membership().LearnerKey, []byte(`{"minutes":5,"scenario":"crashloop"}`)); status != http.StatusUnauthorized {
+		if status, _ := request(t, s, method, path, learner.Membership().LearnerKey, []byte(`{"minutes":5,"scenario":"crashloop"}`)); status != http.StatusUnauthorized {
 			t.Errorf("%s with a learner's key: status %d, want 401", path, status)
 		}
 	}
@@ -209,11 +209,11 @@ func TestPauseExtendAndHints(t *testing.T) {
 		{"/api/extend", `{"minutes":601}`},
 		{"/api/reveal-hint", `{"scenario":"etcd-backup"}`},
 	} {
-		if status, _ := request(t, "POST", s.URL()+bad.path, s.InstructorKey(), []byte(bad.body)); status != http.StatusUnprocessableEntity {
+		if status, _ := request(t, s, "POST", bad.path, s.InstructorKey(), []byte(bad.body)); status != http.StatusUnprocessableEntity {
 			t.Errorf("%s %s: status %d, want 422", bad.path, bad.body, status)
 		}
 	}
-	if status, _ := request(t, "POST", s.URL()+"/api/extend", s.InstructorKey(), []byte(`{"minutes":"ten"}`)); status != http.StatusBadRequest {
+	if status, _ := request(t, s, "POST", "/api/extend", s.InstructorKey(), []byte(`{"minutes":"ten"}`)); status != http.StatusBadRequest {
 		t.Errorf("extend by a string: status %d, want 400", status)
 	}
 }
@@ -222,7 +222,7 @@ func TestNoHintsInExam(t *testing.T) {
 	plan := testPlan()
 	plan.Exam = true
 	s, _ := startServer(t, t.TempDir(), ServerOptions{Plan: plan})
-	status, body := request(t, "POST", s.URL()+"/api/reveal-hint", s.InstructorKey(), []byte(`{"scenario":"crashloop"}`))
+	status, body := request(t, s, "POST", "/api/reveal-hint", s.InstructorKey(), []byte(`{"scenario":"crashloop"}`))
 	if status != http.StatusUnprocessableEntity || !strings.Contains(string(body), "exam") {
 		t.Errorf("reveal hint in an exam: %d %s", status, body)
 	}
@@ -235,7 +235,7 @@ func instructorPost(t *testing.T, s *Server, path string, body any) planState {
 	if body != nil {
 		raw = mustJSON(t, body)
 	}
-	status, resp := request(t, "POST", s.URL()+path, s.InstructorKey(), raw)
+	status, resp := request(t, s, "POST", path, s.InstructorKey(), raw)
 	if status != http.StatusOK {
 		t.Fatalf("%s: status %d: %s", path, status, resp)
 	}

@@ -40,14 +40,14 @@ func TestJoinGivesEachLearnerAWorkspace(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	again, _, err := Rejoin(ctx, alice, s.Token())
+	again, _, err := Join(ctx, alice, s.Token())
 	if err != nil {
 		t.Fatalf("rejoin: %v", err)
 	}
 	if got := again.Membership().Workspace; got == nil || got.Namespace != "lab-alice" {
 		t.Errorf("rejoin workspace = %+v, want lab-alice again", got)
 	}
-	if _, _, err := Join(ctx, s.URL(), "ALICE", s.Token()); err == nil {
+	if _, _, err := Join(ctx, Membership{URL: s.URL(), Fingerprint: s.Fingerprint(), Name: "ALICE"}, s.Token()); err == nil {
 		t.Fatal("someone else joined as ALICE")
 	}
 	if ws.issued["lab-alice"] != 3 {
@@ -60,7 +60,7 @@ func TestFailedWorkspaceLeavesTheNameFree(t *testing.T) {
 	s, _ := startServer(t, t.TempDir(), ServerOptions{Plan: testPlan(), Workspaces: ws})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, _, err := Join(ctx, s.URL(), "bob", s.Token())
+	_, _, err := Join(ctx, Membership{URL: s.URL(), Fingerprint: s.Fingerprint(), Name: "bob"}, s.Token())
 	wantOneLine(t, err, "cannot prepare a namespace for bob on the shared cluster: the API server is down")
 	if learners, _ := s.store.learners(); len(learners) != 0 {
 		t.Fatalf("a failed join stored %d learner(s)", len(learners))

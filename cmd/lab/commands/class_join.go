@@ -14,21 +14,25 @@ import (
 )
 
 type classJoinOptions struct {
-	name  string
-	token string
+	name        string
+	token       string
+	fingerprint string
 }
 
 func newClassJoinCmd(f *Factory) *cobra.Command {
 	o := &classJoinOptions{}
 	c := &cobra.Command{
-		Use:   "join URL --name NAME --token TOKEN",
+		Use:   "join URL --fingerprint SHA256 --token TOKEN --name NAME",
 		Short: "Join a class with the token your instructor shows, and start its first scenario",
 		Long: `join joins the class served at URL under your name, keeps the membership in lab's state directory, and
 starts the class's first scenario with the class's seed: on your lab cluster (created when there is none),
 or, in a shared-cluster class, in your own namespace of the instructor's cluster. From then on lab check,
-hint and diagnose report to the class scoreboard. Joining again with the same name takes you back in.`,
-		Example: `  lab class join http://192.168.1.20:8787 --token Q2X7K9 --name alice
-  lab class join 192.168.1.20:8787 --token Q2X7K9 --name bob.smith`,
+hint and diagnose report to the class scoreboard. Joining again with the same name takes you back in.
+
+The class server speaks https with a certificate of its own; --fingerprint (from the instructor's join
+command) pins it, so lab talks to that server and no other, with no CA to set up.`,
+		Example: `  lab class join https://192.168.1.20:8787 --fingerprint 5E:0A:...:C1 --token Q2X7K9 --name alice
+  lab class join 192.168.1.20:8787 --fingerprint 5E0A...C1 --token Q2X7K9 --name bob.smith`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.TrimSpace(o.name) == "" || strings.TrimSpace(o.token) == "" {
@@ -39,6 +43,7 @@ hint and diagnose report to the class scoreboard. Joining again with the same na
 	}
 	c.Flags().StringVar(&o.name, "name", "", "your name on the scoreboard (letters, digits, . _ -)")
 	c.Flags().StringVar(&o.token, "token", "", "the class token your instructor shows")
+	c.Flags().StringVar(&o.fingerprint, "fingerprint", "", "the SHA-256 fingerprint of the class server's certificate, from the join command")
 	return c
 }
 
@@ -47,7 +52,7 @@ func (o *classJoinOptions) run(ctx context.Context, f *Factory, url string) erro
 	if err != nil {
 		return err
 	}
-	j, err := local.Join(ctx, url, o.name, o.token, f.ClusterName)
+	j, err := local.Join(ctx, class.Membership{URL: url, Fingerprint: o.fingerprint, Name: o.name}, o.token, f.ClusterName)
 	if err != nil {
 		return err
 	}

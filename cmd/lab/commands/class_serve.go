@@ -30,6 +30,9 @@ type classServeOptions struct {
 	title     string
 	shared    string
 	output    string
+	tlsCert   string
+	tlsKey    string
+	plainHTTP bool
 }
 
 // serveInfo is what `lab class serve` prints before it serves: the join command for the class, the
@@ -42,6 +45,7 @@ type serveInfo struct {
 	Seed          int64    `json:"seed"`
 	TimeLimit     string   `json:"timeLimit"`
 	URL           string   `json:"url"`
+	Fingerprint   string   `json:"fingerprint,omitempty"`
 	Token         string   `json:"token"`
 	JoinCommand   string   `json:"joinCommand"`
 	InstructorURL string   `json:"instructorUrl"`
@@ -86,6 +90,9 @@ Only scenarios whose faults stay inside one namespace can run that way; others a
 	c.Flags().StringVar(&o.title, "title", "", "the class's title on the scoreboard (default: CKA class)")
 	c.Flags().StringVar(&o.shared, "shared-cluster", "", "kubeconfig of a cluster to give each learner a namespace on (cluster-admin)")
 	c.Flags().StringVarP(&o.output, "output", "o", "", "output format: json (one line, printed before serving)")
+	c.Flags().StringVar(&o.tlsCert, "tls-cert", "", "the server's certificate (PEM); default: one the class makes for itself")
+	c.Flags().StringVar(&o.tlsKey, "tls-key", "", "the key of --tls-cert (PEM)")
+	c.Flags().BoolVar(&o.plainHTTP, "plain-http", false, "serve without TLS: learners' keys and shared-cluster tokens then cross the network readable")
 	return c
 }
 
@@ -96,6 +103,12 @@ func (o *classServeOptions) validate(f *Factory) (class.Plan, error) {
 	}
 	if o.timeLimit < time.Minute || o.timeLimit > 24*time.Hour {
 		return class.Plan{}, fmt.Errorf("--time-limit must be between 1m and 24h, got %s", o.timeLimit)
+	}
+	if o.plainHTTP && (o.tlsCert != "" || o.tlsKey != "") {
+		return class.Plan{}, errors.New("--plain-http serves without a certificate: drop it or --tls-cert and --tls-key")
+	}
+	if (o.tlsCert == "") != (o.tlsKey == "") {
+		return class.Plan{}, errors.New("--tls-cert and --tls-key go together: give both, or neither for a certificate the class makes itself")
 	}
 	if o.exam && o.shared != "" {
 		return class.Plan{}, errors.New("--exam needs a cluster per learner: an exam breaks several namespaces at once, which a shared cluster's namespace cannot hold; drop --exam or --shared-cluster")
@@ -164,7 +177,7 @@ func (o *classServeOptions) run(ctx context.Context, f *Factory, plan class.Plan
 		o.dataDir = filepath.Join(st.Root(), "class-server")
 	}
 	var prov *workspace.Provisioner
-	opts := class.ServerOptions{Addr: o.addr, DataDir: o.dataDir, Plan: plan}
+	opts := class.ServerOptions{Addr: o.addr, DataDir: o.dataDir, Plan: plan, CertFile: o.tlsCert, KeyFile: o.tlsKey, PlainHTTP: o.plainHTTP, Log: f.ErrOut}
 	if o.shared != "" {
 		var err error
 		if prov, err = sharedProvisioner(ctx, o.shared); err != nil {
@@ -185,7 +198,7 @@ func (o *classServeOptions) run(ctx context.Context, f *Factory, plan class.Plan
 		}
 	}
 	info := serveInfo{ClassID: plan.ClassID, Title: plan.Title, Scenarios: plan.Scenarios, Exam: plan.Exam, Seed: plan.Seed,
-		TimeLimit: plan.TimeLimit.String(), URL: srv.URL(), Token: srv.Token(), JoinCommand: srv.JoinCommand(),
+		TimeLimit: plan.TimeLimit.String(), URL: srv.URL(), Fingerprint: srv.Fingerprint(), Token: srv.Token(), JoinCommand: srv.JoinCommand(),
 		InstructorURL: srv.InstructorURL(), InstructorKey: srv.InstructorKey(), DataDir: o.dataDir, SharedCluster: o.shared}
 	if o.output == "json" {
 		if err := json.NewEncoder(f.Out).Encode(info); err != nil {
@@ -229,6 +242,11 @@ func printServeInfo(w io.Writer, in serveInfo, left time.Duration) {
 		fmt.Fprintf(w, "Shared cluster: %s (each learner gets a namespace lab-<name>)\n", in.SharedCluster)
 	}
 	fmt.Fprintf(w, "\nLearners join with:\n  %s\n\n", in.JoinCommand)
+	if in.Fingerprint == "" {
+		fmt.Fprintf(w, "Plain HTTP (--plain-http): anyone on this network can read the learners' keys and credentials.\n\n")
+	} else {
+		fmt.Fprintf(w, "Server certificate SHA-256 fingerprint (what your browser shows before you accept it):\n  %s\n\n", in.Fingerprint)
+	}
 	fmt.Fprintf(w, "Scoreboard and controls (instructor only: the link carries your key):\n  %s\n\n", in.InstructorURL)
 	fmt.Fprintf(w, "Results are kept in %s; serving it again resumes this class. Ctrl-C stops the server.\n", in.DataDir)
 }

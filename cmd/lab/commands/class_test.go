@@ -33,7 +33,7 @@ func servedAndJoined(t *testing.T) (*class.Server, func()) {
 			t.Errorf("serve: %v", err)
 		}
 	}
-	c, plan, err := class.Join(ctx, srv.URL(), "alice", srv.Token())
+	c, plan, err := class.Join(ctx, class.Membership{URL: srv.URL(), Fingerprint: srv.Fingerprint(), Name: "alice"}, srv.Token())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func exportRow(t *testing.T, srv *class.Server, name string) map[string]string {
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+srv.InstructorKey())
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := class.HTTPClient(srv.Fingerprint()).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
