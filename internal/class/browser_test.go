@@ -25,7 +25,7 @@ func TestScoreboardUpdatesLiveInBrowser(t *testing.T) {
 	board := newTab(t, browser)
 	do(t, board, "open the scoreboard", chromedp.Navigate(s.URL()))
 	waitFor(t, board, "the first board", `document.body.dataset.updates >= 1 && document.getElementById("title").textContent === "Tuesday CKA"`)
-	waitFor(t, board, "no instructor controls without the key", `document.getElementById("instructor").hidden`)
+	waitFor(t, board, "no instructor controls without signing in", `document.getElementById("instructor").hidden && !document.getElementById("sign-in").hidden`)
 	// This flag survives only as long as the page is never reloaded.
 	do(t, board, "mark the page", chromedp.Evaluate[chromedp.Void](`window.labNoReload = true`))
 
@@ -53,9 +53,23 @@ func TestScoreboardUpdatesLiveInBrowser(t *testing.T) {
 	do(t, board, "sort by name", chromedp.Click(chromedp.CSS(`th[data-sort="name"]`)))
 	waitFor(t, board, "names in order", `rowOrder() === "alice,bob,carol"`)
 
+	waitFor(t, board, "the controls' API refused without a session",
+		`fetch("/api/pause", {method: "POST", headers: {"Content-Type": "application/json"}, body: "{}"}).then((r) => r.status === 401)`)
+
 	instructor := newTab(t, browser)
-	do(t, instructor, "open the instructor view", chromedp.Navigate(s.InstructorURL()))
+	do(t, instructor, "open the sign-in page", chromedp.Navigate(s.LoginURL()))
+	follow(t, instructor, "sign in with a wrong key",
+		chromedp.SetValue(chromedp.CSS("#key"), "not-the-key"),
+		chromedp.Submit(chromedp.CSS("#key")))
+	waitFor(t, instructor, "the wrong key refused", `location.pathname === "/login" && !document.getElementById("failed").hidden`)
+	follow(t, instructor, "sign in",
+		chromedp.SetValue(chromedp.CSS("#key"), s.InstructorKey()),
+		chromedp.Submit(chromedp.CSS("#key")))
 	waitFor(t, instructor, "instructor controls", `!document.getElementById("instructor").hidden && document.body.dataset.updates >= 1`)
+	// The session is a cookie the page's script cannot read, and the key is in no address the browser keeps.
+	waitFor(t, instructor, "no key in the address or the script's reach", fmt.Sprintf(
+		`location.href === %q && !document.cookie.includes("lab_instructor") && !document.documentElement.outerHTML.includes(%q)`,
+		s.URL()+"/", s.InstructorKey()))
 	do(t, instructor, "pause", chromedp.Click(chromedp.CSS("#pause")))
 	waitFor(t, board, "paused banner", `!document.getElementById("paused-banner").hidden && document.getElementById("time-left").textContent.includes("(paused)")`)
 	do(t, instructor, "reveal a hint", chromedp.Click(chromedp.CSS("#reveal-hint")))
@@ -71,6 +85,9 @@ func TestScoreboardUpdatesLiveInBrowser(t *testing.T) {
 	}
 
 	waitFor(t, board, "the same page all along", `window.labNoReload === true && performance.getEntriesByType("navigation").length === 1`)
+
+	follow(t, instructor, "sign out", chromedp.Click(chromedp.CSS("#sign-out")))
+	waitFor(t, instructor, "controls gone after signing out", `document.getElementById("instructor").hidden && !document.getElementById("sign-in").hidden`)
 }
 
 // pageHelpers are defined in the page through DevTools, which the page's script policy does not restrict.
@@ -158,6 +175,16 @@ func do(t *testing.T, tab context.Context, what string, actions ...chromedp.Acti
 	ctx, cancel := context.WithTimeout(tab, 15*time.Second)
 	defer cancel()
 	if err := chromedp.Do(ctx, actions...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// follow runs actions that load another page (a form's submission) and waits until it has loaded.
+func follow(t *testing.T, tab context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tab, 15*time.Second)
+	defer cancel()
+	if _, err := chromedp.RunResponse(ctx, actions...); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
 }

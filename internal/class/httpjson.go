@@ -19,8 +19,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
+	// Errors are read by people, in a terminal: "<key>" stays as written.
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
 	// The status is already sent; a client that went away is not worth reporting.
-	_ = json.NewEncoder(w).Encode(v)
+	_ = enc.Encode(v)
 }
 
 func writeError(w http.ResponseWriter, status int, format string, args ...any) {

@@ -11,10 +11,16 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"path/filepath"
 	"regexp"
 	"sync"
 	"time"
+
+	"github.com/cka-lab/lab/internal/state"
 )
+
+// instructorKeyFile keeps the instructor key in the data directory.
+const instructorKeyFile = "instructor-key"
 
 // DefaultAddr listens on every interface, so learners on the LAN can reach the instructor's machine.
 const DefaultAddr = ":8787"
@@ -55,6 +61,8 @@ type Server struct {
 	events        *hub
 	workspaces    Provisioner
 	log           *log.Logger
+	keyFile       string
+	classID       string
 	// tls is the served certificate, nil when serving plain HTTP; fingerprint is its leaf's SHA-256.
 	tls         *tls.Config
 	fingerprint string
@@ -132,7 +140,11 @@ func (s *Server) resume(o ServerOptions) error {
 	if err := s.store.saveMeta(meta); err != nil {
 		return err
 	}
-	s.plan, s.token, s.instructorKey = meta.Plan, meta.Token, meta.InstructorKey
+	s.plan, s.token, s.instructorKey, s.classID = meta.Plan, meta.Token, meta.InstructorKey, meta.Plan.ClassID
+	s.keyFile = filepath.Join(o.DataDir, instructorKeyFile)
+	if err := state.WriteFile(s.keyFile, []byte(s.instructorKey+"\n")); err != nil {
+		return fmt.Errorf("save the instructor key: %w", err)
+	}
 	learners, err := s.store.learners()
 	if err != nil {
 		return err
@@ -202,6 +214,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /api/reveal-hint", s.instructor(s.handleRevealHint))
 	mux.HandleFunc("GET /api/export.csv", s.instructor(s.handleExportCSV))
 	mux.HandleFunc("GET /api/export.junit", s.instructor(s.handleExportJUnit))
+	mux.HandleFunc("GET /api/session", s.handleSession)
+	mux.HandleFunc("POST /login", s.handleLogin)
+	mux.HandleFunc("POST /logout", s.handleLogout)
 	mux.Handle("GET /", pageHandler())
 	return mux
 }
@@ -212,11 +227,14 @@ func (s *Server) URL() string { return s.url }
 // Token is the class token learners join with.
 func (s *Server) Token() string { return s.token }
 
-// InstructorKey unlocks the instructor endpoints; the CLI prints it for the instructor only.
+// InstructorKey unlocks the instructor endpoints: the login page takes it, API clients send it as a bearer token.
 func (s *Server) InstructorKey() string { return s.instructorKey }
 
-// InstructorURL opens the scoreboard with the instructor controls.
-func (s *Server) InstructorURL() string { return s.url + "/?key=" + s.instructorKey }
+// InstructorKeyFile holds the instructor key (0600), so no URL and no screen has to show it.
+func (s *Server) InstructorKeyFile() string { return s.keyFile }
+
+// LoginURL is where the instructor signs in; it carries no secret.
+func (s *Server) LoginURL() string { return s.url + "/login" }
 
 // Fingerprint is the SHA-256 fingerprint of the server's certificate, "" when serving plain HTTP.
 func (s *Server) Fingerprint() string { return s.fingerprint }

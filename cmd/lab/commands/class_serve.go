@@ -35,8 +35,9 @@ type classServeOptions struct {
 	plainHTTP bool
 }
 
-// serveInfo is what `lab class serve` prints before it serves: the join command for the class, the
-// scoreboard link (with the instructor's key) for the instructor only.
+// serveInfo is what `lab class serve` prints before it serves: the join command for the class, the scoreboard
+// and sign-in addresses, none of which carries a secret but the class token meant for the room. The instructor
+// key is in its file; only the JSON form, for scripts, carries it too.
 type serveInfo struct {
 	ClassID       string   `json:"classId"`
 	Title         string   `json:"title"`
@@ -48,7 +49,8 @@ type serveInfo struct {
 	Fingerprint   string   `json:"fingerprint,omitempty"`
 	Token         string   `json:"token"`
 	JoinCommand   string   `json:"joinCommand"`
-	InstructorURL string   `json:"instructorUrl"`
+	LoginURL      string   `json:"loginUrl"`
+	KeyFile       string   `json:"instructorKeyFile"`
 	InstructorKey string   `json:"instructorKey"`
 	DataDir       string   `json:"dataDir"`
 	SharedCluster string   `json:"sharedCluster,omitempty"`
@@ -60,9 +62,14 @@ func newClassServeCmd(f *Factory) *cobra.Command {
 		Use:   "serve",
 		Short: "Serve a class on this machine until Ctrl-C: prints the learners' join command and your scoreboard link",
 		Long: `serve starts the class server for learners on the LAN and keeps it running until Ctrl-C. Results are
-kept in --data-dir: serving again with the same directory resumes the class (its plan, clock, token and
-results); a new class needs a new directory. The scoreboard link carries the instructor key, which
-pauses, resumes and extends the class, reveals hints to everyone and exports CSV and JUnit: keep it private.
+kept in --data-dir: serving again with the same directory resumes the class (its plan, clock, token,
+certificate and results); a new class needs a new directory.
+
+The server speaks https with a certificate it makes for itself (or --tls-cert and --tls-key) and prints its
+fingerprint; the learners' join command carries it, so their lab reaches this server and no other. The
+scoreboard is public on the LAN; its controls (pause, resume, extend, reveal a hint to everyone, export CSV
+and JUnit) need the instructor key, which serve keeps in a file of the data directory and never puts in a
+URL: sign in at /login with it, or send it as a bearer token.
 
 With --shared-cluster, learners need no cluster of their own: each gets a namespace (lab-<name>) on the
 cluster of that kubeconfig, with admin rights in it and nothing beyond, and lab runs their scenarios there.
@@ -199,7 +206,7 @@ func (o *classServeOptions) run(ctx context.Context, f *Factory, plan class.Plan
 	}
 	info := serveInfo{ClassID: plan.ClassID, Title: plan.Title, Scenarios: plan.Scenarios, Exam: plan.Exam, Seed: plan.Seed,
 		TimeLimit: plan.TimeLimit.String(), URL: srv.URL(), Fingerprint: srv.Fingerprint(), Token: srv.Token(), JoinCommand: srv.JoinCommand(),
-		InstructorURL: srv.InstructorURL(), InstructorKey: srv.InstructorKey(), DataDir: o.dataDir, SharedCluster: o.shared}
+		LoginURL: srv.LoginURL(), KeyFile: srv.InstructorKeyFile(), InstructorKey: srv.InstructorKey(), DataDir: o.dataDir, SharedCluster: o.shared}
 	if o.output == "json" {
 		if err := json.NewEncoder(f.Out).Encode(info); err != nil {
 			return errors.Join(err, stopServer(srv))
@@ -247,6 +254,8 @@ func printServeInfo(w io.Writer, in serveInfo, left time.Duration) {
 	} else {
 		fmt.Fprintf(w, "Server certificate SHA-256 fingerprint (what your browser shows before you accept it):\n  %s\n\n", in.Fingerprint)
 	}
-	fmt.Fprintf(w, "Scoreboard and controls (instructor only: the link carries your key):\n  %s\n\n", in.InstructorURL)
+	fmt.Fprintf(w, "Scoreboard (safe to project; learners may watch it too):\n  %s/\n\n", in.URL)
+	fmt.Fprintf(w, "Instructor controls: sign in at %s with the key in %s\n", in.LoginURL, in.KeyFile)
+	fmt.Fprintf(w, "  (API clients send it as Authorization: Bearer <key>)\n\n")
 	fmt.Fprintf(w, "Results are kept in %s; serving it again resumes this class. Ctrl-C stops the server.\n", in.DataDir)
 }

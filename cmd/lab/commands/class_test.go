@@ -133,3 +133,33 @@ func exportRow(t *testing.T, srv *class.Server, name string) map[string]string {
 	t.Fatalf("%s is not in the export: %v", name, records)
 	return nil
 }
+
+// TestServeInfoCarriesNoKey prints what `lab class serve` prints for a real server: an https address, the join
+// command with the certificate's fingerprint, and no address with the instructor key in it.
+func TestServeInfoCarriesNoKey(t *testing.T) {
+	srv, err := class.NewServer(class.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir(),
+		Plan: class.Plan{Scenarios: []string{"bad-image-tag"}, TimeLimit: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopServer(srv)
+	var out bytes.Buffer
+	printServeInfo(&out, serveInfo{Title: "CKA class", Scenarios: []string{"bad-image-tag"}, TimeLimit: "1h0m0s", URL: srv.URL(),
+		Fingerprint: srv.Fingerprint(), Token: srv.Token(), JoinCommand: srv.JoinCommand(), LoginURL: srv.LoginURL(),
+		KeyFile: srv.InstructorKeyFile(), InstructorKey: srv.InstructorKey()}, time.Hour)
+	text := out.String()
+	if strings.Contains(text, srv.InstructorKey()) {
+		t.Errorf("serve prints the instructor key:\n%s", text)
+	}
+	for _, want := range []string{"lab class join https://127.0.0.1:", " --fingerprint " + srv.Fingerprint() + " --token " + srv.Token(),
+		"sign in at " + srv.URL() + "/login with the key in " + srv.InstructorKeyFile()} {
+		if !strings.Contains(text, want) {
+			t.Errorf("serve output lacks %q:\n%s", want, text)
+		}
+	}
+	for _, word := range strings.Fields(text) {
+		if strings.Contains(word, "://") && strings.ContainsAny(word, "?#") {
+			t.Errorf("printed address %q carries a query or fragment", word)
+		}
+	}
+}

@@ -1,8 +1,9 @@
 // The scoreboard: renders the board the server streams on /api/events and counts the clock down locally
-// between events. Everything shown comes from textContent, never HTML, so names cannot inject markup.
+// between events. Everything shown comes from textContent, never HTML, so names cannot inject markup. The
+// instructor's controls show for a browser signed in at /login: its session is an HttpOnly cookie, which
+// this script never sees and sends only to this server.
 "use strict";
 
-const instructorKey = new URLSearchParams(location.search).get("key");
 const statusText = {
   "not-started": "not started",
   "in-progress": "in progress",
@@ -125,7 +126,8 @@ async function instructor(path, body) {
   const msg = document.getElementById("instructor-msg");
   const resp = await fetch(path, {
     method: body === undefined ? "GET" : "POST",
-    headers: { Authorization: `Bearer ${instructorKey}`, "Content-Type": "application/json" },
+    credentials: "same-origin",
+    headers: { "Content-Type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (!resp.ok) {
@@ -146,8 +148,10 @@ async function download(path, filename) {
   URL.revokeObjectURL(a.href);
 }
 
-function setupInstructor() {
-  if (!instructorKey) return;
+async function setupInstructor() {
+  const session = await (await fetch("/api/session", { credentials: "same-origin" })).json();
+  document.getElementById("sign-in").hidden = session.instructor;
+  if (!session.instructor) return;
   document.getElementById("instructor").hidden = false;
   const on = (id, fn) => document.getElementById(id).addEventListener("click", () => fn().catch(() => {}));
   on("pause", () => instructor("/api/pause", {}));
@@ -158,6 +162,6 @@ function setupInstructor() {
   on("export-junit", () => download("/api/export.junit", `${board.plan.classId}.junit.xml`));
 }
 
-setupInstructor();
+setupInstructor().catch(() => { document.getElementById("sign-in").hidden = false; });
 connect();
 setInterval(tick, 1000);
