@@ -26,6 +26,8 @@ type cell struct {
 	HintsTaken       int           `json:"hintsTaken"`
 	DiagnosisCorrect *bool         `json:"diagnosisCorrect,omitempty"`
 	LastAt           time.Time     `json:"lastAt"`
+	// Source is who graded the check the status comes from: SourceServer or SourceSelf.
+	Source string `json:"source,omitempty"`
 }
 
 func (c *cell) apply(r Result) {
@@ -43,7 +45,7 @@ func (c *cell) apply(r Result) {
 	switch {
 	case r.Event == EventCheck:
 		c.Score, c.MaxScore, c.ChecksPassed, c.ChecksTotal = r.Score, r.MaxScore, r.ChecksPassed, r.ChecksTotal
-		c.Status = statusFailed
+		c.Source, c.Status = r.Source, statusFailed
 		if r.Passed {
 			c.Status = statusPassed
 		}

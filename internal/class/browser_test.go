@@ -39,6 +39,7 @@ func TestScoreboardUpdatesLiveInBrowser(t *testing.T) {
 	waitFor(t, board, "bob failed a check", cellIs("bob", "crashloop", "failed", "4/10"))
 	mustPost(t, carol, check("crashloop", true, 10))
 	waitFor(t, board, "carol passed", cellIs("carol", "crashloop", "passed", "10/10"))
+	waitFor(t, board, "carol's pass marked as her lab's word", `cellOf("carol", "crashloop").classList.contains("self-reported") && cellOf("carol", "crashloop").textContent.includes("self-reported")`)
 	mustPost(t, alice, check("crashloop", true, 8))
 	waitFor(t, board, "alice passed", cellIs("alice", "crashloop", "passed", "8/10"))
 	mustPost(t, carol, check("broken-dns", true, 6))

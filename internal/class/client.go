@@ -9,8 +9,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // RequestTimeout bounds every request to the class server, so `lab check` never hangs on a server that left.
@@ -28,6 +30,8 @@ type Membership struct {
 	Fingerprint string `json:"fingerprint,omitempty"`
 	Name        string `json:"name"`
 	LearnerKey  string `json:"learnerKey"`
+	// ClassID is the class joined: every result is signed for it.
+	ClassID string `json:"classId"`
 	// Workspace is set in a shared-cluster class: the learner's namespace and credentials.
 	Workspace *Workspace `json:"workspace,omitempty"`
 }
@@ -74,30 +78,47 @@ func Join(ctx context.Context, m Membership, token string) (*Client, Plan, error
 	if err != nil {
 		return nil, Plan{}, err
 	}
-	c.m.Name, c.m.LearnerKey, c.m.Workspace = resp.Name, resp.LearnerKey, resp.Workspace
+	c.m.Name, c.m.LearnerKey, c.m.Workspace, c.m.ClassID = resp.Name, resp.LearnerKey, resp.Workspace, resp.Plan.ClassID
 	return c, resp.local(time.Now()), nil
 }
 
 // Membership is what to save so NewClient can resume later.
 func (c *Client) Membership() Membership { return c.m }
 
-// Post sends one result; an empty Learner is filled with the learner's name.
+// Post signs and sends one result; an empty Learner is filled with the learner's name.
 func (c *Client) Post(ctx context.Context, r Result) error {
 	if r.Learner == "" {
 		r.Learner = c.m.Name
 	}
-	err := c.call(ctx, RequestTimeout, http.MethodPost, "/api/results", c.m.LearnerKey, r, nil)
+	r.Checks = slices.Clone(r.Checks)
+	for i := range r.Checks {
+		r.Checks[i].Evidence = clip(r.Checks[i].Evidence, maxEvidence)
+	}
+	signed, err := sign(report{ClassID: c.m.ClassID, Nonce: newNonce(), Result: r}, c.m.LearnerKey)
+	if err != nil {
+		return err
+	}
+	err = c.call(ctx, RequestTimeout, http.MethodPost, "/api/results", c.m.LearnerKey, signed, nil)
 	var se *statusError
 	if errors.As(err, &se) {
-		switch se.status {
-		case http.StatusUnauthorized:
+		if se.status == http.StatusUnauthorized {
 			return fmt.Errorf("class server at %s does not know %s: join the class again", c.m.URL, c.m.Name)
-		case http.StatusForbidden:
-			return fmt.Errorf("class server at %s refused a result for %q: you joined as %s", c.m.URL, r.Learner, c.m.Name)
 		}
 		return fmt.Errorf("class server at %s refused the result for %s: %s", c.m.URL, r.Scenario, se.msg)
 	}
 	return err
+}
+
+// clip shortens s to at most n bytes on a character boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // Plan fetches the class plan, with times translated to this machine's clock so that TimeLeft(time.Now())

@@ -10,13 +10,14 @@ import (
 	"time"
 )
 
-// handleExportCSV writes one row per learner and scenario, for the instructor's spreadsheet.
+// handleExportCSV writes one row per learner and scenario, for the instructor's spreadsheet; graded_by says
+// whether the server graded the status itself or the learner's lab reported it.
 func (s *Server) handleExportCSV(w http.ResponseWriter, _ *http.Request) {
 	b := s.boardState()
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", b.Plan.ClassID+".csv"))
 	records := [][]string{{"learner", "scenario", "status", "score", "max_score", "checks_passed", "checks_total",
-		"time_used_seconds", "hints_taken", "diagnosis_correct", "last_event_at"}}
+		"time_used_seconds", "hints_taken", "diagnosis_correct", "last_event_at", "graded_by"}}
 	for _, learner := range b.Learners {
 		for _, scenario := range b.Plan.Scenarios {
 			c := learner.Cells[scenario]
@@ -30,7 +31,7 @@ func (s *Server) handleExportCSV(w http.ResponseWriter, _ *http.Request) {
 			}
 			records = append(records, []string{spreadsheetSafe(learner.Name), spreadsheetSafe(scenario), c.Status,
 				strconv.Itoa(c.Score), strconv.Itoa(c.MaxScore), strconv.Itoa(c.ChecksPassed), strconv.Itoa(c.ChecksTotal),
-				strconv.Itoa(int(c.TimeUsed.Seconds())), strconv.Itoa(c.HintsTaken), diagnosis, last})
+				strconv.Itoa(int(c.TimeUsed.Seconds())), strconv.Itoa(c.HintsTaken), diagnosis, last, c.Source})
 		}
 	}
 	// A write error means the instructor's download went away; there is nobody left to tell.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -126,9 +127,36 @@ func mustPost(t *testing.T, c *Client, r Result) {
 	}
 }
 
+// check is a check result of five checks of two points each, with the evidence a grader gives: all passing
+// when passed (a score below 10 is then what hints cost), else score/2 of them.
 func check(scenario string, passed bool, score int) Result {
-	return Result{Scenario: scenario, Event: EventCheck, Passed: passed, Score: score, MaxScore: 10,
-		ChecksPassed: score / 2, ChecksTotal: 5, TimeUsed: time.Duration(score) * time.Minute}
+	n := score / 2
+	if passed {
+		n = 5
+	}
+	r := Result{Scenario: scenario, Event: EventCheck, Passed: passed, Score: score, MaxScore: 10,
+		ChecksPassed: n, ChecksTotal: 5, TimeUsed: time.Duration(score) * time.Minute}
+	for i := range 5 {
+		c := CheckEvidence{Name: fmt.Sprintf("check %d", i+1), Points: 2, Passed: i < n, Evidence: "as the grader saw it"}
+		if !c.Passed {
+			c.Evidence = "pod web-1 is not Ready"
+		}
+		r.Checks = append(r.Checks, c)
+	}
+	return r
+}
+
+// signedBody is the body a learner's lab posts for r, signed with key (nonce and class made up when empty).
+func signedBody(t *testing.T, s *Server, key, nonce string, r Result) []byte {
+	t.Helper()
+	if nonce == "" {
+		nonce = newNonce()
+	}
+	signed, err := sign(report{ClassID: s.Plan().ClassID, Nonce: nonce, Result: r}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mustJSON(t, signed)
 }
 
 // storedResults reads what the server has on disk.
@@ -139,4 +167,10 @@ func storedResults(t *testing.T, s *Server) []Result {
 		t.Fatal(err)
 	}
 	return all
+}
+
+// movedTo is a saved membership for a server that restarted on another port.
+func movedTo(m Membership, s *Server) Membership {
+	m.URL = s.URL()
+	return m
 }

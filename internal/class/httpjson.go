@@ -43,17 +43,24 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, dst any) bo
 		writeError(w, http.StatusBadRequest, "read request body: %v", err)
 		return false
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
+	if err := strictJSON(body, dst); err != nil {
 		writeError(w, http.StatusBadRequest, "malformed JSON: %v", err)
 		return false
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		writeError(w, http.StatusBadRequest, "malformed JSON: unexpected data after the object")
-		return false
-	}
 	return true
+}
+
+// strictJSON decodes exactly one JSON value into dst, refusing unknown fields and anything after the value.
+func strictJSON(body []byte, dst any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("unexpected data after the object")
+	}
+	return nil
 }
 
 // bearer is the key presented in the Authorization header, or "".

@@ -73,8 +73,9 @@ func (s *Server) handlePlan(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, state)
 }
 
-// handleResult stores a learner's result. Status codes: 401 unknown key, 413 too large, 400 unreadable,
-// 403 result of another learner, 422 invalid for this class. Nothing is stored unless it answers 204.
+// handleResult stores a learner's signed result. Status codes: 401 unknown key, 413 too large, 400 unreadable,
+// 403 a signature that does not match or a result of another learner or class, 422 invalid for this class,
+// 409 a result already received. Nothing is stored unless it answers 204.
 func (s *Server) handleResult(w http.ResponseWriter, r *http.Request) {
 	l, err := s.store.learnerByKey(bearer(r))
 	if errors.Is(err, errUnknownKey) {
@@ -85,16 +86,36 @@ func (s *Server) handleResult(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
-	var res Result
-	if !decodeJSON(w, r, maxResultBytes, &res) {
+	var signed signedReport
+	if !decodeJSON(w, r, maxResultBytes, &signed) {
 		return
 	}
-	if !strings.EqualFold(res.Learner, l.Name) {
+	if !signed.verify(l.SignKey) {
+		writeError(w, http.StatusForbidden, "the result's signature does not match %s's key: it was changed after %s's lab signed it, or signed with another key", l.Name, l.Name)
+		return
+	}
+	var rep report
+	if err := strictJSON(signed.Report, &rep); err != nil {
+		writeError(w, http.StatusBadRequest, "malformed report: %v", err)
+		return
+	}
+	res := rep.Result
+	switch {
+	case rep.ClassID != s.classID:
+		writeError(w, http.StatusForbidden, "this result is for class %q, not %q", rep.ClassID, s.classID)
+		return
+	case !noncePattern.MatchString(rep.Nonce):
+		writeError(w, http.StatusBadRequest, "the result's nonce %q is not one lab makes", rep.Nonce)
+		return
+	case !strings.EqualFold(res.Learner, l.Name):
 		writeError(w, http.StatusForbidden, "this learner key belongs to %s, not %q", l.Name, res.Learner)
 		return
 	}
-	res.Learner, res.At = l.Name, time.Now()
-	if status, err := s.record(res); err != nil {
+	res.Learner, res.At, res.Source = l.Name, time.Now(), ""
+	if res.Event == EventCheck {
+		res.Source = SourceSelf
+	}
+	if status, err := s.record(res, rep.Nonce); err != nil {
 		writeError(w, status, "%v", err)
 		return
 	}
@@ -103,13 +124,17 @@ func (s *Server) handleResult(w http.ResponseWriter, r *http.Request) {
 }
 
 // record validates a result against the plan and stores it, returning the status to answer on failure.
-func (s *Server) record(res Result) (int, error) {
+func (s *Server) record(res Result, nonce string) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := res.validate(s.plan); err != nil {
 		return http.StatusUnprocessableEntity, err
 	}
-	if err := s.store.addResult(res); err != nil {
+	err := s.store.addResult(res, nonce)
+	if errors.Is(err, errReplayed) {
+		return http.StatusConflict, errors.New("this result was already received: a result is counted once")
+	}
+	if err != nil {
 		return http.StatusInternalServerError, err
 	}
 	s.board.apply(res)

@@ -72,6 +72,31 @@ const (
 	EventDiagnose = "diagnose"
 )
 
+// Who graded a check result.
+const (
+	// SourceServer: the class server graded the learner's namespace on its shared cluster itself.
+	SourceServer = "server"
+	// SourceSelf: the learner's lab graded the learner's own cluster and signed what it found. The signature
+	// proves who sent it and that nothing changed on the way, not that the cluster was in that state.
+	SourceSelf = "self-reported"
+)
+
+// CheckEvidence is one graded check as the grader saw it.
+type CheckEvidence struct {
+	Name   string `json:"name"`
+	Points int    `json:"points"`
+	Passed bool   `json:"passed"`
+	// Collateral marks a check that must stay true rather than one the task asks for.
+	Collateral bool   `json:"collateral,omitempty"`
+	Evidence   string `json:"evidence,omitempty"`
+}
+
+// Bounds of a check result's evidence: a scenario has a handful of checks, each with a line or two.
+const (
+	maxChecks   = 100
+	maxEvidence = 1000
+)
+
 // Result is one event of one learner on one scenario, as `lab` reports it.
 type Result struct {
 	Learner      string        `json:"learner"`
@@ -87,6 +112,10 @@ type Result struct {
 	// DiagnosisCorrect is nil until the learner's diagnosis was graded.
 	DiagnosisCorrect *bool  `json:"diagnosisCorrect,omitempty"`
 	Event            string `json:"event"`
+	// Checks are the checks of a check event, with the evidence of each.
+	Checks []CheckEvidence `json:"checks,omitempty"`
+	// Source is who graded a check event (SourceServer, SourceSelf); set by the server.
+	Source string `json:"source,omitempty"`
 	// At is stamped by the server on receipt, so results from machines with skewed clocks still order correctly.
 	At time.Time `json:"at"`
 }
@@ -104,6 +133,45 @@ func (r Result) validate(p Plan) error {
 		return fmt.Errorf("checks %d/%d are out of range", r.ChecksPassed, r.ChecksTotal)
 	case r.TimeUsed < 0 || r.HintsTaken < 0:
 		return errors.New("time used and hints taken cannot be negative")
+	case r.Event == EventCheck:
+		return r.consistent()
+	}
+	return nil
+}
+
+// consistent refuses a check result whose numbers are not what its own checks add up to: the evidence, the
+// counts, the verdict and the score must agree, as a grader's output always does. (Hints cost points, and a
+// correct diagnosis adds a bonus to both the score and the maximum.)
+func (r Result) consistent() error {
+	if len(r.Checks) == 0 || len(r.Checks) > maxChecks {
+		return fmt.Errorf("a check result carries its checks and their evidence: 1 to %d, not %d", maxChecks, len(r.Checks))
+	}
+	passed, earned, points := 0, 0, 0
+	for _, c := range r.Checks {
+		switch {
+		case c.Name == "":
+			return errors.New("every check of a check result is named")
+		case c.Points < 0:
+			return fmt.Errorf("check %q has negative points", c.Name)
+		case len(c.Evidence) > maxEvidence:
+			return fmt.Errorf("the evidence of check %q is longer than %d bytes", c.Name, maxEvidence)
+		case !c.Passed && c.Evidence == "":
+			return fmt.Errorf("failed check %q carries no evidence", c.Name)
+		}
+		points += c.Points
+		if c.Passed {
+			passed++
+			earned += c.Points
+		}
+	}
+	bonus := r.MaxScore - points
+	switch {
+	case r.ChecksTotal != len(r.Checks) || r.ChecksPassed != passed:
+		return fmt.Errorf("checks %d/%d do not match the %d of %d checks carried", r.ChecksPassed, r.ChecksTotal, passed, len(r.Checks))
+	case r.Passed != (passed == len(r.Checks)):
+		return fmt.Errorf("passed=%t does not match %d of %d checks passing", r.Passed, passed, len(r.Checks))
+	case bonus < 0 || r.Score > earned+bonus:
+		return fmt.Errorf("score %d/%d is more than the checks carried earn (%d of %d points)", r.Score, r.MaxScore, earned, points)
 	}
 	return nil
 }

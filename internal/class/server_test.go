@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,47 +75,94 @@ func TestResultsRefusedLeaveNothingStored(t *testing.T) {
 	mustPost(t, alice, check("crashloop", true, 10))
 	before := storedResults(t, s)
 	key := alice.Membership().LearnerKey
-	valid := string(mustJSON(t, Result{Learner: "alice", Scenario: "crashloop", Event: EventCheck}))
+	failing := check("crashloop", false, 4)
+	failing.Learner = "alice"
+	valid := signedBody(t, s, key, "", failing)
+	replayNonce := newNonce()
+	replayed := signedBody(t, s, key, replayNonce, Result{Learner: "alice", Scenario: "crashloop", Event: EventStart})
+	if status, body := request(t, s, "POST", "/api/results", key, replayed); status != http.StatusNoContent {
+		t.Fatalf("the first post of a result: %d %s", status, body)
+	}
+	before = storedResults(t, s)
+
+	// forged is a failing check turned into a pass after it was signed.
+	var forged signedReport
+	if err := json.Unmarshal(valid, &forged); err != nil {
+		t.Fatal(err)
+	}
+	forged.Report = json.RawMessage(strings.Replace(string(forged.Report), `"passed":false,"score":4`, `"passed":true,"score":10`, 1))
+	if string(forged.Report) == string(mustJSON(t, signedReport{}.Report)) || !strings.Contains(string(forged.Report), `"passed":true,"score":10`) {
+		t.Fatalf("the forgery did not change the report: %s", forged.Report)
+	}
+	claimsPass := check("crashloop", false, 4)
+	claimsPass.Learner, claimsPass.Passed = "alice", true
+	scoreAbove := check("crashloop", false, 4)
+	scoreAbove.Learner, scoreAbove.Score = "alice", 9
+	noEvidence := check("crashloop", true, 10)
+	noEvidence.Learner, noEvidence.Checks = "alice", nil
+	asBob := failing
+	asBob.Learner = "bob"
+	otherClass, err := sign(report{ClassID: "class-other", Nonce: newNonce(), Result: failing}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(r Result, edit func(*Result)) Result {
+		edit(&r)
+		return r
+	}
 
 	cases := []struct {
 		what   string
 		key    string
-		body   string
+		body   []byte
 		status int
+		says   string
 	}{
-		{"no key", "", valid, http.StatusUnauthorized},
-		{"unknown key", "not-a-key", valid, http.StatusUnauthorized},
-		{"posting as another learner", bob.Membership().LearnerKey, valid, http.StatusForbidden},
-		{"oversized", key, `{"learner":"alice","scenario":"crashloop","event":"diagnose","diagnosis":"` + strings.Repeat("x", 70<<10) + `"}`, http.StatusRequestEntityTooLarge},
-		{"malformed", key, `{"learner":"alice",`, http.StatusBadRequest},
-		{"not an object", key, `[1,2]`, http.StatusBadRequest},
-		{"unknown field", key, `{"learner":"alice","scenario":"crashloop","event":"check","grade":"A"}`, http.StatusBadRequest},
-		{"two objects", key, valid + valid, http.StatusBadRequest},
-		{"unknown scenario", key, `{"learner":"alice","scenario":"etcd-backup","event":"check"}`, http.StatusUnprocessableEntity},
-		{"unknown event", key, `{"learner":"alice","scenario":"crashloop","event":"cheat"}`, http.StatusUnprocessableEntity},
-		{"score above maximum", key, `{"learner":"alice","scenario":"crashloop","event":"check","score":11,"maxScore":10}`, http.StatusUnprocessableEntity},
+		{"no key", "", valid, http.StatusUnauthorized, "unknown learner key: join the class first"},
+		{"unknown key", "not-a-key", valid, http.StatusUnauthorized, "unknown learner key"},
+		{"a forged result", key, mustJSON(t, forged), http.StatusForbidden, "the result's signature does not match alice's key"},
+		{"alice's result under bob's key", bob.Membership().LearnerKey, valid, http.StatusForbidden, "the result's signature does not match bob's key"},
+		{"signed with bob's key, for alice", bob.Membership().LearnerKey, signedBody(t, s, bob.Membership().LearnerKey, "", failing), http.StatusForbidden, `this learner key belongs to bob, not "alice"`},
+		{"posting as another learner", key, signedBody(t, s, key, "", asBob), http.StatusForbidden, `belongs to alice, not "bob"`},
+		{"a replayed result", key, replayed, http.StatusConflict, "this result was already received"},
+		{"another class's result", key, mustJSON(t, otherClass), http.StatusForbidden, `this result is for class "class-other"`},
+		{"a made-up nonce", key, signedBody(t, s, key, "1", failing), http.StatusBadRequest, "is not one lab makes"},
+		{"a pass its checks do not add up to", key, signedBody(t, s, key, "", claimsPass), http.StatusUnprocessableEntity, "passed=true does not match 2 of 5 checks passing"},
+		{"a score above what its checks earn", key, signedBody(t, s, key, "", scoreAbove), http.StatusUnprocessableEntity, "score 9/10 is more than the checks carried earn (4 of 10 points)"},
+		{"a check without evidence", key, signedBody(t, s, key, "", noEvidence), http.StatusUnprocessableEntity, "a check result carries its checks and their evidence"},
+		{"oversized", key, signedBody(t, s, key, "", at(failing, func(r *Result) { r.Event, r.Diagnosis = EventDiagnose, strings.Repeat("x", 70<<10) })), http.StatusRequestEntityTooLarge, "request body is larger than"},
+		{"malformed", key, []byte(`{"report":`), http.StatusBadRequest, "malformed JSON"},
+		{"not an object", key, []byte(`[1,2]`), http.StatusBadRequest, "malformed JSON"},
+		{"unknown field", key, []byte(`{"report":{},"signature":"","grade":"A"}`), http.StatusBadRequest, "malformed JSON"},
+		{"two objects", key, append(slices.Clone(valid), valid...), http.StatusBadRequest, "unexpected data after the object"},
+		{"unknown scenario", key, signedBody(t, s, key, "", at(failing, func(r *Result) { r.Scenario = "etcd-backup" })), http.StatusUnprocessableEntity, `scenario "etcd-backup" is not part of this class`},
+		{"unknown event", key, signedBody(t, s, key, "", at(failing, func(r *Result) { r.Event = "cheat" })), http.StatusUnprocessableEntity, `event "cheat"`},
+		{"score above maximum", key, signedBody(t, s, key, "", at(failing, func(r *Result) { r.Score = 11 })), http.StatusUnprocessableEntity, "score 11/10 is out of range"},
 	}
 	for _, c := range cases {
-		status, body := request(t, s, "POST", "/api/results", c.key, []byte(c.body))
-		if status != c.status {
-			t.Errorf("%s: status %d (%s), want %d", c.what, status, body, c.status)
-		}
+		status, body := request(t, s, "POST", "/api/results", c.key, c.body)
 		var e apiError
-		if err := json.Unmarshal(body, &e); err != nil || e.Error == "" {
-			t.Errorf("%s: error body %q is not {\"error\": ...}", c.what, body)
+		if err := json.Unmarshal(body, &e); err != nil || e.Error == "" || strings.Contains(e.Error, "\n") {
+			t.Errorf("%s: error body %q is not {\"error\": one line}", c.what, body)
+		}
+		if status != c.status || !strings.Contains(e.Error, c.says) {
+			t.Errorf("%s: %d %q, want %d saying %q", c.what, status, e.Error, c.status, c.says)
 		}
 	}
 	if after := storedResults(t, s); !reflect.DeepEqual(after, before) {
 		t.Errorf("refused posts changed the stored results:\nbefore %+v\nafter  %+v", before, after)
 	}
+	if row := s.boardState().Learners[0]; row.Name != "alice" || row.Cells["crashloop"].Status != statusPassed || row.Cells["crashloop"].Source != SourceSelf {
+		t.Errorf("alice's board after the refused posts: %+v", row)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err := bob.Post(ctx, Result{Learner: "alice", Scenario: "crashloop", Event: EventCheck})
-	if err == nil || !strings.Contains(err.Error(), `refused a result for "alice": you joined as bob`) {
+	err = bob.Post(ctx, Result{Learner: "alice", Scenario: "crashloop", Event: EventStart})
+	if err == nil || !strings.Contains(err.Error(), `refused the result for crashloop: this learner key belongs to bob, not "alice"`) {
 		t.Errorf("posting as another learner: %v", err)
 	}
-	err = bob.Post(ctx, Result{Scenario: "etcd-backup", Event: EventCheck})
+	err = bob.Post(ctx, Result{Scenario: "etcd-backup", Event: EventStart})
 	if err == nil || !strings.Contains(err.Error(), `scenario "etcd-backup" is not part of this class`) {
 		t.Errorf("unknown scenario: %v", err)
 	}
@@ -148,7 +196,7 @@ func TestRestartKeepsClass(t *testing.T) {
 		t.Errorf("token or instructor key changed across restart")
 	}
 	// The learners' saved memberships still work against the restarted server.
-	alice = NewClient(Membership{URL: s.URL(), Fingerprint: s.Fingerprint(), Name: "alice", LearnerKey: alice.Membership().LearnerKey})
+	alice = NewClient(movedTo(alice.Membership(), s))
 	mustPost(t, alice, check("broken-dns", true, 8))
 	row := s.boardState().Learners[0]
 	if row.Name != "alice" || row.TotalScore != 18 || row.Passed != 2 {

@@ -22,12 +22,14 @@ var (
 	bucketLearners = []byte("learners")
 	bucketKeys     = []byte("keys")
 	bucketResults  = []byte("results")
+	bucketNonces   = []byte("nonces")
 	metaKey        = []byte("class")
 )
 
 var (
 	errNameTaken  = errors.New("name taken")
 	errUnknownKey = errors.New("unknown learner key")
+	errReplayed   = errors.New("result already received")
 )
 
 // classMeta is the class itself: kept with the results so a restarted server resumes the same class and clock.
@@ -37,10 +39,12 @@ type classMeta struct {
 	InstructorKey string `json:"instructorKey"`
 }
 
-// learner is a joined learner; only a hash of the key is kept, so a copied data file cannot post as anyone.
+// learner is a joined learner. Of the key only a hash and the signing key derived from it are kept, so a
+// copied data file cannot post as anyone.
 type learner struct {
 	Name     string    `json:"name"`
 	KeyHash  string    `json:"keyHash"`
+	SignKey  []byte    `json:"signKey"`
 	JoinedAt time.Time `json:"joinedAt"`
 }
 
@@ -60,7 +64,7 @@ func openStore(dir string) (*store, error) {
 		return nil, fmt.Errorf("open class data %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketMeta, bucketLearners, bucketKeys, bucketResults} {
+		for _, name := range [][]byte{bucketMeta, bucketLearners, bucketKeys, bucketResults, bucketNonces} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
@@ -123,7 +127,7 @@ func (s *store) join(name, presentedKey string, now time.Time) (learner, string,
 			return nil
 		}
 		key = rand.Text()
-		l = learner{Name: name, KeyHash: hashKey(key), JoinedAt: now}
+		l = learner{Name: name, KeyHash: hashKey(key), SignKey: signingKey(key), JoinedAt: now}
 		raw, err := json.Marshal(l)
 		if err != nil {
 			return err
@@ -180,13 +184,24 @@ func (s *store) learners() ([]learner, error) {
 	return all, nil
 }
 
-// addResult appends a result; the sequence number keys keep results in arrival order.
-func (s *store) addResult(r Result) error {
+// addResult appends a result; the sequence number keys keep results in arrival order. A nonce, when given,
+// is remembered in the same transaction: a result whose nonce was seen is errReplayed and nothing is stored.
+func (s *store) addResult(r Result, nonce string) error {
 	raw, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode result: %w", err)
 	}
 	err = s.db.Update(func(tx *bolt.Tx) error {
+		if nonce != "" {
+			seen := tx.Bucket(bucketNonces)
+			id := []byte(strings.ToLower(r.Learner) + "\x00" + nonce)
+			if seen.Get(id) != nil {
+				return errReplayed
+			}
+			if err := seen.Put(id, []byte("1")); err != nil {
+				return err
+			}
+		}
 		b := tx.Bucket(bucketResults)
 		seq, err := b.NextSequence()
 		if err != nil {
@@ -194,6 +209,9 @@ func (s *store) addResult(r Result) error {
 		}
 		return b.Put(binary.BigEndian.AppendUint64(nil, seq), raw)
 	})
+	if errors.Is(err, errReplayed) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("save result of %s on %s: %w", r.Learner, r.Scenario, err)
 	}

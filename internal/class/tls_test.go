@@ -47,7 +47,7 @@ func TestServerPinsItsOwnCertificate(t *testing.T) {
 	if s.Fingerprint() != fp {
 		t.Errorf("a resumed class changed its certificate: %s, was %s", s.Fingerprint(), fp)
 	}
-	mustPost(t, NewClient(Membership{URL: s.URL(), Fingerprint: fp, Name: "alice", LearnerKey: c.Membership().LearnerKey}), check("crashloop", true, 10))
+	mustPost(t, NewClient(movedTo(c.Membership(), s)), check("crashloop", true, 10))
 }
 
 func TestServerTakesAGivenCertificate(t *testing.T) {

@@ -25,7 +25,7 @@ func reportToClass(ctx context.Context, f *Factory, event string, a *session.Att
 	}
 	if out != nil && a.LastCheck != nil {
 		r.Passed, r.Score, r.MaxScore = a.LastCheck.Passed, a.LastCheck.Score, a.LastCheck.Max
-		r.ChecksPassed, r.ChecksTotal = countChecks(out.Questions...)
+		r.Checks, r.ChecksPassed, r.ChecksTotal = checksOf(out.Questions...)
 	}
 	postToClass(ctx, f, r)
 }
@@ -37,23 +37,26 @@ func reportExamToClass(ctx context.Context, f *Factory, rep *exam.Report, out *g
 		r := class.Result{Scenario: q.Scenario, Event: class.EventCheck, Passed: q.Passed, Score: q.Score, MaxScore: q.Max,
 			TimeUsed: time.Duration(q.Seconds * float64(time.Second)).Round(time.Second)}
 		if i < len(out.Questions) {
-			r.ChecksPassed, r.ChecksTotal = countChecks(out.Questions[i])
+			r.Checks, r.ChecksPassed, r.ChecksTotal = checksOf(out.Questions[i])
 		}
 		rs = append(rs, r)
 	}
 	postToClass(ctx, f, rs...)
 }
 
-func countChecks(qs ...grader.QuestionOutcome) (passed, total int) {
+// checksOf is the evidence of every graded check, which the class server holds the reported score against.
+func checksOf(qs ...grader.QuestionOutcome) (checks []class.CheckEvidence, passed, total int) {
 	for _, q := range qs {
 		for _, c := range q.Checks {
+			checks = append(checks, class.CheckEvidence{Name: c.Name, Points: c.Points, Passed: c.Passed,
+				Collateral: c.Group == grader.GroupCollateral, Evidence: c.Evidence})
 			total++
 			if c.Passed {
 				passed++
 			}
 		}
 	}
-	return passed, total
+	return checks, passed, total
 }
 
 // postToClass posts results of the class's scenarios, from the cluster that joined the class, and warns once

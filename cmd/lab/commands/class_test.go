@@ -56,7 +56,11 @@ func TestReportToClass(t *testing.T) {
 	a := &session.Attempt{Scenario: "bad-image-tag", Started: time.Now().Add(-2 * time.Minute), Hints: 1,
 		LastCheck: &session.CheckNote{Passed: true, Score: 5, Max: 6},
 		Diagnosis: &session.Diagnosis{Stage: "runtime", Correct: true}}
-	out := &grader.Outcome{Questions: []grader.QuestionOutcome{{Checks: []grader.CheckOutcome{{Passed: true}, {Passed: true}, {Passed: false}}}}}
+	// Three checks worth 6 points pass; the hint took one.
+	out := &grader.Outcome{Passed: true, Score: 6, Max: 6, Questions: []grader.QuestionOutcome{{Passed: true, Score: 6, Max: 6, Checks: []grader.CheckOutcome{
+		{Name: "2 Pods of web are Running and Ready", Points: 3, Earned: 3, Passed: true, Evidence: "2/2 Ready"},
+		{Name: "the Deployment runs nginx:1.27", Points: 2, Earned: 2, Passed: true, Evidence: "nginx:1.27"},
+		{Name: "the Service web serves the nginx welcome page", Group: grader.GroupCollateral, Points: 1, Earned: 1, Passed: true, Evidence: "200 OK"}}}}}
 	// The same scenario passed on another lab cluster of this machine is another attempt, not the class's.
 	reportToClass(ctx, &Factory{Out: &bytes.Buffer{}, ErrOut: &errOut, ClusterName: "lab-2"}, class.EventCheck, a, out)
 	if row := exportRow(t, srv, "alice"); row["status"] == "passed" {
@@ -67,7 +71,7 @@ func TestReportToClass(t *testing.T) {
 		t.Fatalf("a reachable class warned: %s", errOut.String())
 	}
 	row := exportRow(t, srv, "alice")
-	for col, want := range map[string]string{"status": "passed", "score": "5", "max_score": "6", "checks_passed": "2", "checks_total": "3", "hints_taken": "1"} {
+	for col, want := range map[string]string{"status": "passed", "score": "5", "max_score": "6", "checks_passed": "3", "checks_total": "3", "hints_taken": "1", "graded_by": "self-reported"} {
 		if row[col] != want {
 			t.Errorf("scoreboard %s = %q, want %q (row %v)", col, row[col], want, row)
 		}

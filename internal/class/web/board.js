@@ -71,6 +71,11 @@ function cell(name, scenario, c) {
   td.append(el("span", { class: "score" }, c.maxScore ? `${c.score}/${c.maxScore}` : statusText[c.status]));
   td.append(el("span", { class: "time" }, duration(c.timeUsedNs)));
   const extra = [];
+  if (c.source === "self-reported") {
+    td.classList.add("self-reported");
+    td.title += ", self-reported: signed by the learner's lab, not graded by this server";
+    extra.push("self-reported");
+  }
   if (c.hintsTaken) extra.push(`${c.hintsTaken} hint${c.hintsTaken > 1 ? "s" : ""}`);
   if (c.diagnosisCorrect !== undefined) extra.push(c.diagnosisCorrect ? "diagnosis ✓" : "diagnosis ✗");
   if (extra.length) td.append(el("span", { class: "extra" }, extra.join(" · ")));
