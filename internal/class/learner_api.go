@@ -49,7 +49,11 @@ func (s *Server) handleJoin(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadGateway, "%v", err)
 		return
 	}
-	l, key, err := s.store.join(req.Name, req.LearnerKey, time.Now())
+	namespace := ""
+	if ws != nil {
+		namespace = ws.Namespace
+	}
+	l, key, err := s.store.join(req.Name, req.LearnerKey, namespace, time.Now())
 	if errors.Is(err, errNameTaken) {
 		writeError(w, http.StatusConflict, "name %q is already taken in this class", req.Name)
 		return
@@ -112,6 +116,10 @@ func (s *Server) handleResult(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res.Learner, res.At, res.Source = l.Name, time.Now(), ""
+	if res.Event == EventCheck && s.shared != nil {
+		s.askToGrade(w, r, l, res, rep.Nonce)
+		return
+	}
 	if res.Event == EventCheck {
 		res.Source = SourceSelf
 	}
@@ -121,6 +129,33 @@ func (s *Server) handleResult(w http.ResponseWriter, r *http.Request) {
 	}
 	s.events.notify()
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// askToGrade answers a check on a shared cluster: the server grades the learner's namespace itself, in the
+// background, and the board shows its grade; the learner's own verdict is not stored. 202 when queued.
+func (s *Server) askToGrade(w http.ResponseWriter, r *http.Request, l learner, asked Result, nonce string) {
+	s.mu.Lock()
+	err := asked.validate(s.plan)
+	s.mu.Unlock()
+	switch {
+	case err != nil:
+		writeError(w, http.StatusUnprocessableEntity, "%v", err)
+		return
+	case l.Namespace == "":
+		writeError(w, http.StatusConflict, "%s has no namespace on the shared cluster: join the class again", l.Name)
+		return
+	}
+	err = s.store.remember(l.Name, nonce)
+	if errors.Is(err, errReplayed) {
+		writeError(w, http.StatusConflict, "this result was already received: a result is counted once")
+		return
+	}
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	s.gradeLater(r.Context(), l.Namespace, asked)
+	writeJSON(w, http.StatusAccepted, map[string]string{"grading": "the class server grades namespace " + l.Namespace + " itself"})
 }
 
 // record validates a result against the plan and stores it, returning the status to answer on failure.

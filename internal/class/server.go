@@ -39,8 +39,9 @@ type ServerOptions struct {
 	Plan Plan
 	// Token is the one-time class token learners join with; generated when empty.
 	Token string
-	// Workspaces, when set, gives every learner a namespace on a shared cluster at join.
-	Workspaces Provisioner
+	// Shared, when set, gives every learner a namespace on a shared cluster at join, where the server grades
+	// their checks itself.
+	Shared SharedCluster
 	// CertFile and KeyFile are the server's certificate (PEM, leaf first) and key. When both are empty the
 	// server makes a self-signed certificate and keeps it in DataDir: learners pin its fingerprint.
 	CertFile, KeyFile string
@@ -59,10 +60,13 @@ type Server struct {
 	token         string
 	instructorKey string
 	events        *hub
-	workspaces    Provisioner
-	log           *log.Logger
-	keyFile       string
-	classID       string
+	shared        SharedCluster
+	grading       *grading
+	// bg is Serve's context, which background work (grading) runs under.
+	bg      context.Context
+	log     *log.Logger
+	keyFile string
+	classID string
 	// tls is the served certificate, nil when serving plain HTTP; fingerprint is its leaf's SHA-256.
 	tls         *tls.Config
 	fingerprint string
@@ -96,7 +100,7 @@ func NewServer(o ServerOptions) (*Server, error) {
 	if logTo == nil {
 		logTo = io.Discard
 	}
-	s := &Server{store: st, events: newHub(), board: newBoard(), workspaces: o.Workspaces, log: log.New(logTo, "class server: ", log.LstdFlags)}
+	s := &Server{store: st, events: newHub(), board: newBoard(), shared: o.Shared, grading: newGrading(), log: log.New(logTo, "class server: ", log.LstdFlags)}
 	if err := s.resume(o); err != nil {
 		return nil, errors.Join(err, st.close())
 	}
@@ -196,6 +200,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		}
 		<-served
 	}
+	s.grading.stopAll()
 	if closeErr := s.store.close(); closeErr != nil {
 		err = errors.Join(err, fmt.Errorf("close class data: %w", closeErr))
 	}

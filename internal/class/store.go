@@ -46,6 +46,8 @@ type learner struct {
 	KeyHash  string    `json:"keyHash"`
 	SignKey  []byte    `json:"signKey"`
 	JoinedAt time.Time `json:"joinedAt"`
+	// Namespace is the learner's namespace on the shared cluster, where the server grades them.
+	Namespace string `json:"namespace,omitempty"`
 }
 
 // store keeps the class in one bbolt file, which also stops two servers from sharing a data directory.
@@ -111,7 +113,7 @@ func (s *store) saveMeta(m classMeta) error {
 
 // join registers a new learner and returns a fresh key, or lets a learner back in who presents the key of
 // the name. Names are unique regardless of case, so "Alice" and "alice" are never two rows on the board.
-func (s *store) join(name, presentedKey string, now time.Time) (learner, string, error) {
+func (s *store) join(name, presentedKey, namespace string, now time.Time) (learner, string, error) {
 	var l learner
 	key := presentedKey
 	err := s.db.Update(func(tx *bolt.Tx) error {
@@ -124,18 +126,19 @@ func (s *store) join(name, presentedKey string, now time.Time) (learner, string,
 			if presentedKey == "" || hashKey(presentedKey) != l.KeyHash {
 				return errNameTaken
 			}
-			return nil
+		} else {
+			key = rand.Text()
+			l = learner{Name: name, KeyHash: hashKey(key), SignKey: signingKey(key), JoinedAt: now}
+			if err := tx.Bucket(bucketKeys).Put([]byte(l.KeyHash), id); err != nil {
+				return err
+			}
 		}
-		key = rand.Text()
-		l = learner{Name: name, KeyHash: hashKey(key), SignKey: signingKey(key), JoinedAt: now}
+		l.Namespace = namespace
 		raw, err := json.Marshal(l)
 		if err != nil {
 			return err
 		}
-		if err := learners.Put(id, raw); err != nil {
-			return err
-		}
-		return tx.Bucket(bucketKeys).Put([]byte(l.KeyHash), id)
+		return learners.Put(id, raw)
 	})
 	if errors.Is(err, errNameTaken) {
 		return learner{}, "", err
@@ -192,15 +195,8 @@ func (s *store) addResult(r Result, nonce string) error {
 		return fmt.Errorf("encode result: %w", err)
 	}
 	err = s.db.Update(func(tx *bolt.Tx) error {
-		if nonce != "" {
-			seen := tx.Bucket(bucketNonces)
-			id := []byte(strings.ToLower(r.Learner) + "\x00" + nonce)
-			if seen.Get(id) != nil {
-				return errReplayed
-			}
-			if err := seen.Put(id, []byte("1")); err != nil {
-				return err
-			}
+		if err := rememberNonce(tx, r.Learner, nonce); err != nil {
+			return err
 		}
 		b := tx.Bucket(bucketResults)
 		seq, err := b.NextSequence()
@@ -216,6 +212,30 @@ func (s *store) addResult(r Result, nonce string) error {
 		return fmt.Errorf("save result of %s on %s: %w", r.Learner, r.Scenario, err)
 	}
 	return nil
+}
+
+// remember records a result's nonce without storing the result (the server grades it itself instead):
+// errReplayed when it was seen before.
+func (s *store) remember(learnerName, nonce string) error {
+	err := s.db.Update(func(tx *bolt.Tx) error { return rememberNonce(tx, learnerName, nonce) })
+	if err != nil && !errors.Is(err, errReplayed) {
+		return fmt.Errorf("save the nonce of %s's result: %w", learnerName, err)
+	}
+	return err
+}
+
+// rememberNonce adds a learner's nonce, errReplayed when it is there already; "" is no nonce (the server's own
+// results carry none).
+func rememberNonce(tx *bolt.Tx, learnerName, nonce string) error {
+	if nonce == "" {
+		return nil
+	}
+	seen := tx.Bucket(bucketNonces)
+	id := []byte(strings.ToLower(learnerName) + "\x00" + nonce)
+	if seen.Get(id) != nil {
+		return errReplayed
+	}
+	return seen.Put(id, []byte("1"))
 }
 
 // results returns every stored result in arrival order.

@@ -14,10 +14,15 @@ type Workspace struct {
 	Kubeconfig string `json:"kubeconfig"`
 }
 
-// Provisioner prepares workspaces on a shared cluster. Provision runs on every join, also when a learner joins
-// again, so it must be idempotent: the same namespace, with fresh credentials.
-type Provisioner interface {
+// SharedCluster is the instructor's cluster in a shared-cluster class: the server gives each learner a
+// namespace there, and grades it itself with the instructor's credentials, so the scoreboard shows what the
+// cluster holds rather than what a learner's lab says.
+type SharedCluster interface {
+	// Provision runs on every join, also when a learner joins again, so it must be idempotent: the same
+	// namespace, with fresh credentials.
 	Provision(ctx context.Context, learner string) (Workspace, error)
+	// Grade evaluates the checks of the class's scenario, instantiated for seed, in the namespace.
+	Grade(ctx context.Context, namespace, scenario string, seed int64) ([]CheckEvidence, error)
 }
 
 // ProvisionTimeout bounds the preparation of one learner's workspace: a handful of API calls, slow only on a
@@ -25,15 +30,14 @@ type Provisioner interface {
 const ProvisionTimeout = 90 * time.Second
 
 // provision prepares the learner's workspace when the class runs on a shared cluster, nil otherwise. It runs
-// before the learner is stored, so a join that fails here can simply be tried again; a refused join never
-// sees the credentials it made.
+// before the learner is stored, so a join that fails here can simply be tried again.
 func (s *Server) provision(ctx context.Context, learner string) (*Workspace, error) {
-	if s.workspaces == nil {
+	if s.shared == nil {
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, ProvisionTimeout)
 	defer cancel()
-	ws, err := s.workspaces.Provision(ctx, learner)
+	ws, err := s.shared.Provision(ctx, learner)
 	if err != nil {
 		return nil, fmt.Errorf("cannot prepare a namespace for %s on the shared cluster: %w", learner, err)
 	}

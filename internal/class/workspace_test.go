@@ -3,17 +3,22 @@ package class
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
-// fakeWorkspaces hands out one namespace per learner and counts the credentials it issued.
+// fakeWorkspaces hands out one namespace per learner, counts the credentials it issued, and grades a
+// namespace as fixed once the test says so.
 type fakeWorkspaces struct {
 	mu     sync.Mutex
 	fail   error
 	issued map[string]int
+	fixed  map[string]bool
+	graded chan string
 }
 
 func (f *fakeWorkspaces) Provision(_ context.Context, learner string) (Workspace, error) {
@@ -30,9 +35,105 @@ func (f *fakeWorkspaces) Provision(_ context.Context, learner string) (Workspace
 	return Workspace{Namespace: ns, Kubeconfig: "token-" + ns}, nil
 }
 
+func (f *fakeWorkspaces) Grade(_ context.Context, namespace, scenario string, seed int64) ([]CheckEvidence, error) {
+	f.mu.Lock()
+	fixed := f.fixed[namespace]
+	f.mu.Unlock()
+	defer func() {
+		if f.graded != nil {
+			f.graded <- namespace + "/" + scenario
+		}
+	}()
+	if seed != testPlan().Seed {
+		return nil, fmt.Errorf("graded with seed %d, not the class's", seed)
+	}
+	evidence := "2/2 Pods of web in " + namespace + " are Ready"
+	if !fixed {
+		evidence = "pod web-1 in " + namespace + ": ImagePullBackOff"
+	}
+	return []CheckEvidence{{Name: "Pods of web are Ready", Points: 3, Passed: fixed, Evidence: evidence},
+		{Name: "the Service answers", Points: 1, Passed: true, Collateral: true, Evidence: "200"}}, nil
+}
+
+func (f *fakeWorkspaces) fix(namespace string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fixed == nil {
+		f.fixed = map[string]bool{}
+	}
+	f.fixed[namespace] = true
+}
+
+// TestSharedClusterIsGradedByTheServer posts a forged pass from a learner whose namespace is still broken:
+// the server grades the namespace itself, and the board shows the cluster's verdict, marked as the server's.
+func TestSharedClusterIsGradedByTheServer(t *testing.T) {
+	ws := &fakeWorkspaces{graded: make(chan string, 10)}
+	s, _ := startServer(t, t.TempDir(), ServerOptions{Plan: testPlan(), Shared: ws})
+	alice := mustJoin(t, s, "alice")
+	waitGraded := func(want string) {
+		t.Helper()
+		select {
+		case got := <-ws.graded:
+			if got != want {
+				t.Fatalf("graded %s, want %s", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the server did not grade %s", want)
+		}
+	}
+	cellOf := func() cell {
+		t.Helper()
+		// The grade is recorded right after Grade returns; the board may lag it by a moment.
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			c := s.boardState().Learners[0].Cells["crashloop"]
+			if c.Source == SourceServer || time.Now().After(deadline) {
+				return c
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+
+	forged := check("crashloop", true, 10)
+	forged.HintsTaken = 1
+	status, body := request(t, s, "POST", "/api/results", alice.Membership().LearnerKey, signedBody(t, s, alice.Membership().LearnerKey, "", withLearner(forged, "alice")))
+	if status != http.StatusAccepted || !strings.Contains(string(body), "grades namespace lab-alice itself") {
+		t.Fatalf("a check on a shared cluster: %d %s, want 202", status, body)
+	}
+	waitGraded("lab-alice/crashloop")
+	if c := cellOf(); c.Status != statusFailed || c.Source != SourceServer || c.Score != 1 || c.MaxScore != 4 || c.ChecksPassed != 1 || c.HintsTaken != 1 {
+		t.Errorf("alice's forged pass on a broken namespace: %+v, want the server's failed grade", c)
+	}
+	results := storedResults(t, s)
+	if last := results[len(results)-1]; last.Source != SourceServer || len(last.Checks) != 2 || !strings.Contains(last.Checks[0].Evidence, "ImagePullBackOff") {
+		t.Errorf("stored grade = %+v, want the server's with its evidence", last)
+	}
+
+	ws.fix("lab-alice")
+	mustPost(t, alice, check("crashloop", true, 10))
+	waitGraded("lab-alice/crashloop")
+	deadline := time.Now().Add(5 * time.Second)
+	for s.boardState().Learners[0].Cells["crashloop"].Status != statusPassed && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if c := s.boardState().Learners[0].Cells["crashloop"]; c.Status != statusPassed || c.Source != SourceServer || c.Score != 4 {
+		t.Errorf("alice's pass on a fixed namespace: %+v", c)
+	}
+	for _, r := range storedResults(t, s) {
+		if r.Event == EventCheck && r.Source != SourceServer {
+			t.Errorf("a learner's own verdict was stored in a shared-cluster class: %+v", r)
+		}
+	}
+}
+
+func withLearner(r Result, name string) Result {
+	r.Learner = name
+	return r
+}
+
 func TestJoinGivesEachLearnerAWorkspace(t *testing.T) {
 	ws := &fakeWorkspaces{}
-	s, _ := startServer(t, t.TempDir(), ServerOptions{Plan: testPlan(), Workspaces: ws})
+	s, _ := startServer(t, t.TempDir(), ServerOptions{Plan: testPlan(), Shared: ws})
 	alice := mustJoin(t, s, "alice").Membership()
 	if alice.Workspace == nil || alice.Workspace.Namespace != "lab-alice" || alice.Workspace.Kubeconfig != "token-lab-alice" {
 		t.Fatalf("alice's workspace = %+v", alice.Workspace)
@@ -57,7 +158,7 @@ func TestJoinGivesEachLearnerAWorkspace(t *testing.T) {
 
 func TestFailedWorkspaceLeavesTheNameFree(t *testing.T) {
 	ws := &fakeWorkspaces{fail: errors.New("the API server is down")}
-	s, _ := startServer(t, t.TempDir(), ServerOptions{Plan: testPlan(), Workspaces: ws})
+	s, _ := startServer(t, t.TempDir(), ServerOptions{Plan: testPlan(), Shared: ws})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, _, err := Join(ctx, Membership{URL: s.URL(), Fingerprint: s.Fingerprint(), Name: "bob"}, s.Token())

@@ -190,7 +190,7 @@ func (o *classServeOptions) run(ctx context.Context, f *Factory, plan class.Plan
 		if prov, err = sharedProvisioner(ctx, o.shared); err != nil {
 			return err
 		}
-		opts.Workspaces = prov
+		opts.Shared = prov
 	}
 	srv, err := class.NewServer(opts)
 	if err != nil {

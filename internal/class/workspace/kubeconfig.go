@@ -8,9 +8,11 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/cka-lab/lab/internal/kube"
+	"github.com/cka-lab/lab/scenarios"
 )
 
 // New returns a Provisioner for the cluster of an instructor's kubeconfig. The issued kubeconfigs name the
@@ -27,11 +29,15 @@ func New(kubeconfig string) (*Provisioner, error) {
 			return nil, fmt.Errorf("read the shared cluster's CA: %w", err)
 		}
 	}
-	kc, err := kubernetes.NewForConfig(cfg)
+	clients, err := kube.FromConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("shared cluster kubeconfig %s: %w", kubeconfig, err)
 	}
-	return &Provisioner{Kube: kc, Server: cfg.Host, CAData: ca}, nil
+	cat, err := scenarios.Builtin()
+	if err != nil {
+		return nil, err
+	}
+	return &Provisioner{Kube: clients.Kube, Clients: clients, Catalog: cat, Server: cfg.Host, CAData: ca}, nil
 }
 
 // required is what the instructor's credentials must allow to set up a learner.

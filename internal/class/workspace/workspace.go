@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/cka-lab/lab/internal/class"
+	"github.com/cka-lab/lab/internal/kube"
+	"github.com/cka-lab/lab/scenarios"
 )
 
 // Labels and names of what a class creates, so the instructor can find and delete it afterwards.
@@ -34,9 +36,13 @@ const (
 // TokenTTL is how long a learner's credentials last: a class day. Joining again issues fresh ones.
 const TokenTTL = 24 * time.Hour
 
-// Provisioner creates learners' namespaces on the shared cluster; it implements class.Provisioner.
+// Provisioner creates learners' namespaces on the shared cluster and grades them; it implements
+// class.SharedCluster.
 type Provisioner struct {
 	Kube kubernetes.Interface
+	// Clients read the namespaces the server grades; Catalog holds the scenarios it grades.
+	Clients *kube.Clients
+	Catalog *scenarios.Catalog
 	// Server and CAData are the API server as the issued kubeconfigs name it.
 	Server string
 	CAData []byte
