@@ -56,7 +56,9 @@ func (c *cell) apply(r Result) {
 
 // row is one learner on the scoreboard, with a cell for every scenario of the plan.
 type row struct {
-	Name       string          `json:"name"`
+	Name string `json:"name"`
+	// Left is set once the learner left the class.
+	Left       bool            `json:"left,omitempty"`
 	TotalScore int             `json:"totalScore"`
 	Passed     int             `json:"passed"`
 	TimeUsed   time.Duration   `json:"timeUsedNs"`
@@ -73,6 +75,14 @@ func (b *board) addLearner(l learner) {
 	if _, ok := b.rows[id]; !ok {
 		b.rows[id] = &row{Name: l.Name, Cells: map[string]cell{}}
 	}
+	b.rows[id].Left = l.Left
+}
+
+// markLeft shows that a learner left.
+func (b *board) markLeft(name string) {
+	if r, ok := b.rows[strings.ToLower(name)]; ok {
+		r.Left = true
+	}
 }
 
 // apply counts a result; results only arrive from joined learners, whose rows exist.
@@ -87,7 +97,7 @@ func (b *board) apply(r Result) {
 func (b *board) snapshot(scenarios []string) []row {
 	out := make([]row, 0, len(b.rows))
 	for _, stored := range b.rows {
-		r := row{Name: stored.Name, Cells: make(map[string]cell, len(scenarios))}
+		r := row{Name: stored.Name, Left: stored.Left, Cells: make(map[string]cell, len(scenarios))}
 		for _, s := range scenarios {
 			c, ok := stored.Cells[s]
 			if !ok {

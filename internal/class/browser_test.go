@@ -85,6 +85,19 @@ func TestScoreboardUpdatesLiveInBrowser(t *testing.T) {
 		t.Errorf("plan after the instructor's clicks = %+v", p)
 	}
 
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := bob.Leave(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, board, "bob shown as left", `document.querySelector('tr[data-learner="bob"]').dataset.left === "true"`)
+	do(t, instructor, "end the class", chromedp.Click(chromedp.CSS("#end")))
+	waitFor(t, instructor, "the end asks for a second click", `document.getElementById("end").textContent.includes("Click again")`)
+	if s.Plan().Ended {
+		t.Fatal("one click ended the class")
+	}
+	do(t, instructor, "confirm the end", chromedp.Click(chromedp.CSS("#end")))
+	waitFor(t, board, "the ended class on the board", `!document.getElementById("ended-banner").hidden && document.getElementById("time-left").textContent === "Class ended"`)
 	waitFor(t, board, "the same page all along", `window.labNoReload === true && performance.getEntriesByType("navigation").length === 1`)
 
 	follow(t, instructor, "sign out", chromedp.Click(chromedp.CSS("#sign-out")))

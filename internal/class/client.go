@@ -68,12 +68,10 @@ func Join(ctx context.Context, m Membership, token string) (*Client, Plan, error
 	err = c.call(ctx, JoinTimeout, http.MethodPost, "/api/join", "", joinRequest{Name: m.Name, Token: token, LearnerKey: m.LearnerKey}, &resp)
 	var se *statusError
 	if errors.As(err, &se) {
-		switch se.status {
-		case http.StatusUnauthorized:
+		if se.status == http.StatusUnauthorized {
 			return nil, Plan{}, fmt.Errorf("class server at %s refused the token: ask your instructor for the join command", base)
-		case http.StatusConflict:
-			return nil, Plan{}, fmt.Errorf("class server at %s already has a learner named %q: join with another name", base, m.Name)
 		}
+		return nil, Plan{}, fmt.Errorf("class server at %s refused to let %s join: %s", base, m.Name, se.msg)
 	}
 	if err != nil {
 		return nil, Plan{}, err
@@ -105,6 +103,17 @@ func (c *Client) Post(ctx context.Context, r Result) error {
 			return fmt.Errorf("class server at %s does not know %s: join the class again", c.m.URL, c.m.Name)
 		}
 		return fmt.Errorf("class server at %s refused the result for %s: %s", c.m.URL, r.Scenario, se.msg)
+	}
+	return err
+}
+
+// Leave tells the server the learner left, which revokes their key and, on a shared cluster, their credentials
+// there. A key the server refuses already (revoked, or the class ended) has nothing left to revoke.
+func (c *Client) Leave(ctx context.Context) error {
+	err := c.call(ctx, JoinTimeout, http.MethodPost, "/api/leave", c.m.LearnerKey, struct{}{}, nil)
+	var se *statusError
+	if errors.As(err, &se) && (se.status == http.StatusUnauthorized || se.status == http.StatusGone) {
+		return nil
 	}
 	return err
 }

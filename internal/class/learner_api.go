@@ -3,6 +3,7 @@ package class
 import (
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -29,11 +30,20 @@ type joinResponse struct {
 	planState
 }
 
-// handleJoin admits a learner holding the class token. Status codes: 400 unreadable, 401 wrong token,
-// 422 invalid name, 409 name taken, 502 no workspace on the shared cluster.
+// handleJoin admits a learner holding the class token. Status codes: 429 too many tries from one address,
+// 400 unreadable, 410 class ended, 401 wrong token, 422 invalid name, 409 name taken (by another key, or by a
+// learner who left, or being joined right now), 403 class full, 502 no workspace on the shared cluster.
+// Nothing is prepared on the shared cluster for a join that is refused.
 func (s *Server) handleJoin(w http.ResponseWriter, r *http.Request) {
+	if s.guesses.limited(w, clientAddr(r), "join attempts") {
+		return
+	}
 	var req joinRequest
 	if !decodeJSON(w, r, 4<<10, &req) {
+		return
+	}
+	if s.Plan().Ended {
+		writeError(w, http.StatusGone, "class %q has ended", s.classID)
 		return
 	}
 	if subtle.ConstantTimeCompare([]byte(req.Token), []byte(s.token)) != 1 {
@@ -42,6 +52,16 @@ func (s *Server) handleJoin(w http.ResponseWriter, r *http.Request) {
 	}
 	if !namePattern.MatchString(req.Name) {
 		writeError(w, http.StatusUnprocessableEntity, "name %q must be 1-40 letters, digits, dots, underscores or dashes", req.Name)
+		return
+	}
+	done, ok := s.startJoin(req.Name)
+	if !ok {
+		writeError(w, http.StatusConflict, "%s is joining right now: wait for that join, or join with another name", req.Name)
+		return
+	}
+	defer done()
+	if status, err := joinRefusal(s.store.checkJoin(req.Name, req.LearnerKey, s.limits.MaxLearners), req.Name, s.limits.MaxLearners); err != nil {
+		writeError(w, status, "%v", err)
 		return
 	}
 	ws, err := s.provision(r.Context(), req.Name)
@@ -53,13 +73,9 @@ func (s *Server) handleJoin(w http.ResponseWriter, r *http.Request) {
 	if ws != nil {
 		namespace = ws.Namespace
 	}
-	l, key, err := s.store.join(req.Name, req.LearnerKey, namespace, time.Now())
-	if errors.Is(err, errNameTaken) {
-		writeError(w, http.StatusConflict, "name %q is already taken in this class", req.Name)
-		return
-	}
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "%v", err)
+	l, key, err := s.store.join(req.Name, req.LearnerKey, namespace, s.limits.MaxLearners, time.Now())
+	if status, err := joinRefusal(err, req.Name, s.limits.MaxLearners); err != nil {
+		writeError(w, status, "%v", err)
 		return
 	}
 	s.mu.Lock()
@@ -70,6 +86,81 @@ func (s *Server) handleJoin(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, joinResponse{Name: l.Name, LearnerKey: key, Workspace: ws, planState: state})
 }
 
+// joinRefusal is the answer to a join the store refuses, nil when it does not.
+func joinRefusal(err error, name string, maxLearners int) (int, error) {
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.Is(err, errNameTaken):
+		return http.StatusConflict, fmt.Errorf("this class already has a learner named %q: join with another name", name)
+	case errors.Is(err, errLeft):
+		return http.StatusConflict, fmt.Errorf("%s left this class, which revoked that name's key: join with another name", name)
+	case errors.Is(err, errClassFull):
+		return http.StatusForbidden, fmt.Errorf("this class is full (%d learners): ask your instructor", maxLearners)
+	}
+	return http.StatusInternalServerError, err
+}
+
+// startJoin marks a join under name as under way, so two joins under one name never both prepare a
+// workspace; ok is false when one already is.
+func (s *Server) startJoin(name string) (done func(), ok bool) {
+	id := strings.ToLower(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.joining[id] {
+		return nil, false
+	}
+	s.joining[id] = true
+	return func() {
+		s.mu.Lock()
+		delete(s.joining, id)
+		s.mu.Unlock()
+	}, true
+}
+
+// member finds the learner a request's key belongs to and takes one of their tokens, or answers: 401 unknown
+// or revoked key, 410 class ended, 429 too many requests.
+func (s *Server) member(w http.ResponseWriter, r *http.Request) (learner, bool) {
+	l, err := s.store.learnerByKey(bearer(r))
+	switch {
+	case errors.Is(err, errUnknownKey):
+		writeError(w, http.StatusUnauthorized, "unknown learner key: join the class first")
+		return learner{}, false
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return learner{}, false
+	case s.Plan().Ended:
+		writeError(w, http.StatusGone, "class %q has ended: it takes no more results, and every learner key was revoked", s.classID)
+		return learner{}, false
+	case l.Left:
+		writeError(w, http.StatusUnauthorized, "the key of %s was revoked when %s left the class", l.Name, l.Name)
+		return learner{}, false
+	}
+	return l, !s.results.limited(w, l.Name, "requests")
+}
+
+// handleLeave revokes the learner's key and, on a shared cluster, their credentials there. Their results
+// stay on the board.
+func (s *Server) handleLeave(w http.ResponseWriter, r *http.Request) {
+	l, ok := s.member(w, r)
+	if !ok {
+		return
+	}
+	if err := s.store.leave(l.Name); err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	s.mu.Lock()
+	s.board.markLeft(l.Name)
+	s.mu.Unlock()
+	s.events.notify()
+	if err := s.revoke(r.Context(), l); err != nil {
+		writeError(w, http.StatusBadGateway, "%v", err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
 func (s *Server) handlePlan(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
 	state := s.planStateLocked(time.Now())
@@ -77,17 +168,12 @@ func (s *Server) handlePlan(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, state)
 }
 
-// handleResult stores a learner's signed result. Status codes: 401 unknown key, 413 too large, 400 unreadable,
+// handleResult stores a learner's signed result. Status codes: those of member, 413 too large, 400 unreadable,
 // 403 a signature that does not match or a result of another learner or class, 422 invalid for this class,
 // 409 a result already received. Nothing is stored unless it answers 204.
 func (s *Server) handleResult(w http.ResponseWriter, r *http.Request) {
-	l, err := s.store.learnerByKey(bearer(r))
-	if errors.Is(err, errUnknownKey) {
-		writeError(w, http.StatusUnauthorized, "unknown learner key: join the class first")
-		return
-	}
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "%v", err)
+	l, ok := s.member(w, r)
+	if !ok {
 		return
 	}
 	var signed signedReport

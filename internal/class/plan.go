@@ -26,10 +26,17 @@ type Plan struct {
 	Extra time.Duration `json:"extraNs"`
 	// RevealedHints counts, per scenario, the hints the instructor revealed to everyone.
 	RevealedHints map[string]int `json:"revealedHints"`
+	// Ended is set when the instructor ended the class: every learner's access was revoked, and the board is
+	// final.
+	Ended   bool      `json:"ended,omitempty"`
+	EndedAt time.Time `json:"endedAt,omitzero"`
 }
 
 // TimeLeft is the class time remaining at now, never negative; the clock stands still while the class is paused.
 func (p Plan) TimeLeft(now time.Time) time.Duration {
+	if p.Ended {
+		return 0
+	}
 	if p.Paused {
 		now = p.PausedAt
 	}

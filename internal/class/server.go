@@ -47,6 +47,8 @@ type ServerOptions struct {
 	CertFile, KeyFile string
 	// PlainHTTP serves without TLS: learners' keys and shared-cluster tokens then cross the network readable.
 	PlainHTTP bool
+	// Limits bound what one machine on the LAN can ask of the server; DefaultLimits where left at zero.
+	Limits Limits
 	// Log receives what the server has to tell the instructor (a refused TLS handshake, a failed grading);
 	// nothing when nil.
 	Log io.Writer
@@ -62,6 +64,11 @@ type Server struct {
 	events        *hub
 	shared        SharedCluster
 	grading       *grading
+	limits        Limits
+	// results limits each learner's posts, guesses each client address's tries at a secret.
+	results, guesses *limiters
+	// joining holds the names being joined right now.
+	joining map[string]bool
 	// bg is Serve's context, which background work (grading) runs under.
 	bg      context.Context
 	log     *log.Logger
@@ -92,6 +99,10 @@ func NewServer(o ServerOptions) (*Server, error) {
 	if o.Token != "" && !tokenPattern.MatchString(o.Token) {
 		return nil, errors.New("class token must be 1-64 letters, digits, dots, underscores or dashes, so the join command can be pasted into any shell")
 	}
+	limits := o.Limits.withDefaults()
+	if err := limits.validate(); err != nil {
+		return nil, err
+	}
 	st, err := openStore(o.DataDir)
 	if err != nil {
 		return nil, err
@@ -100,7 +111,8 @@ func NewServer(o ServerOptions) (*Server, error) {
 	if logTo == nil {
 		logTo = io.Discard
 	}
-	s := &Server{store: st, events: newHub(), board: newBoard(), shared: o.Shared, grading: newGrading(), log: log.New(logTo, "class server: ", log.LstdFlags)}
+	s := &Server{store: st, events: newHub(), board: newBoard(), shared: o.Shared, grading: newGrading(), limits: limits, joining: map[string]bool{},
+		results: newLimiters(limits.Results, limits.ResultBurst), guesses: newLimiters(limits.Guesses, limits.GuessBurst), log: log.New(logTo, "class server: ", log.LstdFlags)}
 	if err := s.resume(o); err != nil {
 		return nil, errors.Join(err, st.close())
 	}
@@ -212,6 +224,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /api/join", s.handleJoin)
 	mux.HandleFunc("GET /api/plan", s.handlePlan)
 	mux.HandleFunc("POST /api/results", s.handleResult)
+	mux.HandleFunc("POST /api/leave", s.handleLeave)
+	mux.HandleFunc("POST /api/end", s.instructor(s.handleEnd))
 	mux.HandleFunc("GET /api/events", s.handleEvents)
 	mux.HandleFunc("POST /api/pause", s.instructor(s.handlePause))
 	mux.HandleFunc("POST /api/resume", s.instructor(s.handleResume))
@@ -223,7 +237,11 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /login", s.handleLogin)
 	mux.HandleFunc("POST /logout", s.handleLogout)
 	mux.Handle("GET /", pageHandler())
-	return mux
+	// Every handler bounds its own body; this bounds the ones that read none.
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, maxResultBytes)
+		mux.ServeHTTP(w, r)
+	})
 }
 
 // URL is the address learners join, e.g. https://192.168.1.20:8787.

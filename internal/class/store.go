@@ -30,6 +30,8 @@ var (
 	errNameTaken  = errors.New("name taken")
 	errUnknownKey = errors.New("unknown learner key")
 	errReplayed   = errors.New("result already received")
+	errLeft       = errors.New("learner left")
+	errClassFull  = errors.New("class full")
 )
 
 // classMeta is the class itself: kept with the results so a restarted server resumes the same class and clock.
@@ -48,6 +50,8 @@ type learner struct {
 	JoinedAt time.Time `json:"joinedAt"`
 	// Namespace is the learner's namespace on the shared cluster, where the server grades them.
 	Namespace string `json:"namespace,omitempty"`
+	// Left is set when the learner left: their key is refused from then on, and their name stays theirs.
+	Left bool `json:"left,omitempty"`
 }
 
 // store keeps the class in one bbolt file, which also stops two servers from sharing a data directory.
@@ -111,21 +115,56 @@ func (s *store) saveMeta(m classMeta) error {
 	return nil
 }
 
+// admit says whether name may join (or come back) presenting key in a class of at most maxLearners:
+// errNameTaken when the name is another key's, errLeft when its learner left, errClassFull when the class has
+// no room for a new learner. It returns the stored learner when the name is already theirs.
+func admit(tx *bolt.Tx, name, presentedKey string, maxLearners int) (*learner, error) {
+	learners := tx.Bucket(bucketLearners)
+	raw := learners.Get([]byte(strings.ToLower(name)))
+	if raw == nil {
+		n, c := 0, learners.Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			n++
+		}
+		if n >= maxLearners {
+			return nil, errClassFull
+		}
+		return nil, nil
+	}
+	var l learner
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return nil, err
+	}
+	switch {
+	case l.Left:
+		return nil, errLeft
+	case presentedKey == "" || hashKey(presentedKey) != l.KeyHash:
+		return nil, errNameTaken
+	}
+	return &l, nil
+}
+
+// checkJoin runs admit without changing anything, before the server prepares anything for the learner.
+func (s *store) checkJoin(name, presentedKey string, maxLearners int) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		_, err := admit(tx, name, presentedKey, maxLearners)
+		return err
+	})
+}
+
 // join registers a new learner and returns a fresh key, or lets a learner back in who presents the key of
 // the name. Names are unique regardless of case, so "Alice" and "alice" are never two rows on the board.
-func (s *store) join(name, presentedKey, namespace string, now time.Time) (learner, string, error) {
+func (s *store) join(name, presentedKey, namespace string, maxLearners int, now time.Time) (learner, string, error) {
 	var l learner
 	key := presentedKey
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		learners := tx.Bucket(bucketLearners)
 		id := []byte(strings.ToLower(name))
-		if raw := learners.Get(id); raw != nil {
-			if err := json.Unmarshal(raw, &l); err != nil {
-				return err
-			}
-			if presentedKey == "" || hashKey(presentedKey) != l.KeyHash {
-				return errNameTaken
-			}
+		back, err := admit(tx, name, presentedKey, maxLearners)
+		if err != nil {
+			return err
+		}
+		if back != nil {
+			l = *back
 		} else {
 			key = rand.Text()
 			l = learner{Name: name, KeyHash: hashKey(key), SignKey: signingKey(key), JoinedAt: now}
@@ -134,19 +173,39 @@ func (s *store) join(name, presentedKey, namespace string, now time.Time) (learn
 			}
 		}
 		l.Namespace = namespace
-		raw, err := json.Marshal(l)
-		if err != nil {
-			return err
-		}
-		return learners.Put(id, raw)
+		return putLearner(tx, l)
 	})
-	if errors.Is(err, errNameTaken) {
+	if errors.Is(err, errNameTaken) || errors.Is(err, errLeft) || errors.Is(err, errClassFull) {
 		return learner{}, "", err
 	}
 	if err != nil {
 		return learner{}, "", fmt.Errorf("save learner %s: %w", name, err)
 	}
 	return l, key, nil
+}
+
+// leave marks a learner as left, which revokes their key: the name stays theirs, and nobody posts with it.
+func (s *store) leave(name string) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		var l learner
+		if err := json.Unmarshal(tx.Bucket(bucketLearners).Get([]byte(strings.ToLower(name))), &l); err != nil {
+			return err
+		}
+		l.Left = true
+		return putLearner(tx, l)
+	})
+	if err != nil {
+		return fmt.Errorf("save that %s left: %w", name, err)
+	}
+	return nil
+}
+
+func putLearner(tx *bolt.Tx, l learner) error {
+	raw, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketLearners).Put([]byte(strings.ToLower(l.Name)), raw)
 }
 
 // learnerByKey finds whose key a request presents.

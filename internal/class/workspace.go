@@ -23,6 +23,8 @@ type SharedCluster interface {
 	Provision(ctx context.Context, learner string) (Workspace, error)
 	// Grade evaluates the checks of the class's scenario, instantiated for seed, in the namespace.
 	Grade(ctx context.Context, namespace, scenario string, seed int64) ([]CheckEvidence, error)
+	// Revoke invalidates every credential issued for the namespace; the namespace and what is in it stay.
+	Revoke(ctx context.Context, namespace string) error
 }
 
 // ProvisionTimeout bounds the preparation of one learner's workspace: a handful of API calls, slow only on a
@@ -42,4 +44,17 @@ func (s *Server) provision(ctx context.Context, learner string) (*Workspace, err
 		return nil, fmt.Errorf("cannot prepare a namespace for %s on the shared cluster: %w", learner, err)
 	}
 	return &ws, nil
+}
+
+// revoke invalidates a learner's credentials on the shared cluster, if the class has one.
+func (s *Server) revoke(ctx context.Context, l learner) error {
+	if s.shared == nil || l.Namespace == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, ProvisionTimeout)
+	defer cancel()
+	if err := s.shared.Revoke(ctx, l.Namespace); err != nil {
+		return fmt.Errorf("the shared cluster's credentials of %s (namespace %s) are not revoked: %w", l.Name, l.Namespace, err)
+	}
+	return nil
 }

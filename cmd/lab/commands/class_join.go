@@ -163,9 +163,11 @@ func planScenarios(f *Factory, plan class.Plan) ([]*scenarios.Scenario, error) {
 func newClassLeaveCmd(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "leave",
-		Short: "Leave the class: this machine stops reporting to it (your results stay on the scoreboard)",
-		Long: `leave forgets the class on this machine. In a shared-cluster class it first deletes what lab created in
-your namespace; on your own cluster the scenario in progress stays until ` + "`lab reset`" + `.`,
+		Short: "Leave the class: your key is revoked and this machine stops reporting (your results stay on the scoreboard)",
+		Long: `leave tells the class server you left, which revokes your learner key (and, in a shared-cluster class,
+your credentials on the shared cluster), and forgets the class on this machine. In a shared-cluster class it
+first deletes what lab created in your namespace; on your own cluster the scenario in progress stays until
+` + "`lab reset`" + `. Your name stays yours in that class: joining it again takes another name.`,
 		Example: "  lab class leave",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -184,6 +186,9 @@ your namespace; on your own cluster the scenario in progress stays until ` + "`l
 				if err := st.RemoveCluster(j.SharedClusterName()); err != nil {
 					return fmt.Errorf("forget the shared cluster: %w", err)
 				}
+			}
+			if err := class.NewClient(j.Membership).Leave(cmd.Context()); err != nil {
+				fmt.Fprintf(f.ErrOut, "warning: the class server did not hear you leave, so your key stays valid until the class ends: %v\n", err)
 			}
 			if _, err := local.Update(cmd.Context(), func(*class.Joined) (*class.Joined, error) { return nil, nil }); err != nil {
 				return err

@@ -33,6 +33,7 @@ type classServeOptions struct {
 	tlsCert   string
 	tlsKey    string
 	plainHTTP bool
+	maxLearn  int
 }
 
 // serveInfo is what `lab class serve` prints before it serves: the join command for the class, the scoreboard
@@ -71,6 +72,11 @@ scoreboard is public on the LAN; its controls (pause, resume, extend, reveal a h
 and JUnit) need the instructor key, which serve keeps in a file of the data directory and never puts in a
 URL: sign in at /login with it, or send it as a bearer token.
 
+Ending the class (the scoreboard's End class button, or POST /api/end with the key) revokes every learner's
+key and shared-cluster credentials and freezes the board; Ctrl-C only stops the server. A learner who leaves
+is revoked the same way. Each learner's posts and each address's join and sign-in attempts are rate-limited,
+bodies are bounded, and --max-learners caps the class.
+
 With --shared-cluster, learners need no cluster of their own: each gets a namespace (lab-<name>) on the
 cluster of that kubeconfig, with admin rights in it and nothing beyond, and lab runs their scenarios there.
 Only scenarios whose faults stay inside one namespace can run that way; others are refused here.`,
@@ -99,6 +105,7 @@ Only scenarios whose faults stay inside one namespace can run that way; others a
 	c.Flags().StringVarP(&o.output, "output", "o", "", "output format: json (one line, printed before serving)")
 	c.Flags().StringVar(&o.tlsCert, "tls-cert", "", "the server's certificate (PEM); default: one the class makes for itself")
 	c.Flags().StringVar(&o.tlsKey, "tls-key", "", "the key of --tls-cert (PEM)")
+	c.Flags().IntVar(&o.maxLearn, "max-learners", class.DefaultMaxLearners, "the most learners that may join")
 	c.Flags().BoolVar(&o.plainHTTP, "plain-http", false, "serve without TLS: learners' keys and shared-cluster tokens then cross the network readable")
 	return c
 }
@@ -110,6 +117,9 @@ func (o *classServeOptions) validate(f *Factory) (class.Plan, error) {
 	}
 	if o.timeLimit < time.Minute || o.timeLimit > 24*time.Hour {
 		return class.Plan{}, fmt.Errorf("--time-limit must be between 1m and 24h, got %s", o.timeLimit)
+	}
+	if o.maxLearn < 1 {
+		return class.Plan{}, fmt.Errorf("--max-learners must be at least 1, got %d", o.maxLearn)
 	}
 	if o.plainHTTP && (o.tlsCert != "" || o.tlsKey != "") {
 		return class.Plan{}, errors.New("--plain-http serves without a certificate: drop it or --tls-cert and --tls-key")
@@ -184,7 +194,7 @@ func (o *classServeOptions) run(ctx context.Context, f *Factory, plan class.Plan
 		o.dataDir = filepath.Join(st.Root(), "class-server")
 	}
 	var prov *workspace.Provisioner
-	opts := class.ServerOptions{Addr: o.addr, DataDir: o.dataDir, Plan: plan, CertFile: o.tlsCert, KeyFile: o.tlsKey, PlainHTTP: o.plainHTTP, Log: f.ErrOut}
+	opts := class.ServerOptions{Addr: o.addr, DataDir: o.dataDir, Plan: plan, CertFile: o.tlsCert, KeyFile: o.tlsKey, PlainHTTP: o.plainHTTP, Log: f.ErrOut, Limits: class.Limits{MaxLearners: o.maxLearn}}
 	if o.shared != "" {
 		var err error
 		if prov, err = sharedProvisioner(ctx, o.shared); err != nil {

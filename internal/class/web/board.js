@@ -85,10 +85,16 @@ function cell(name, scenario, c) {
 function render() {
   document.title = `${board.plan.title} – scoreboard`;
   document.getElementById("title").textContent = board.plan.title;
-  document.getElementById("paused-banner").hidden = !board.plan.paused;
+  document.getElementById("paused-banner").hidden = !board.plan.paused || board.plan.ended;
+  document.getElementById("ended-banner").hidden = !board.plan.ended;
+  for (const b of document.querySelectorAll("#instructor button:not(#export-csv):not(#export-junit):not(#sign-out)")) {
+    b.disabled = !!board.plan.ended;
+  }
   document.querySelector("#board thead").replaceChildren(header());
   const rows = sortedLearners().map((l) => {
-    const tr = el("tr", { "data-learner": l.name }, el("td", { class: "name" }, l.name));
+    const name = el("td", { class: "name" }, l.name);
+    if (l.left) name.append(el("span", { class: "left" }, " (left)"));
+    const tr = el("tr", { "data-learner": l.name, "data-left": String(!!l.left) }, name);
     for (const s of board.plan.scenarios) tr.append(cell(l.name, s, l.cells[s]));
     tr.append(el("td", { class: "total" }, String(l.totalScore)), el("td", { class: "time" }, duration(l.timeUsedNs)));
     return tr;
@@ -106,8 +112,8 @@ function tick() {
   if (!board) return;
   const elapsed = board.plan.paused ? 0 : (Date.now() - receivedAt) * 1e6;
   const left = board.timeLeftNs - elapsed;
-  document.getElementById("time-left").textContent =
-    left > 0 ? `Time left ${duration(left)}${board.plan.paused ? " (paused)" : ""}` : "Time is up";
+  document.getElementById("time-left").textContent = board.plan.ended ? "Class ended"
+    : left > 0 ? `Time left ${duration(left)}${board.plan.paused ? " (paused)" : ""}` : "Time is up";
 }
 
 function connect() {
@@ -165,6 +171,20 @@ async function setupInstructor() {
   on("reveal-hint", () => instructor("/api/reveal-hint", { scenario: document.getElementById("hint-scenario").value }));
   on("export-csv", () => download("/api/export.csv", `${board.plan.classId}.csv`));
   on("export-junit", () => download("/api/export.junit", `${board.plan.classId}.junit.xml`));
+  // Ending cannot be undone, so it takes a second click within five seconds.
+  const end = document.getElementById("end");
+  let armed = null;
+  on("end", async () => {
+    if (!armed) {
+      end.textContent = "Click again to end the class for everyone";
+      armed = setTimeout(() => { armed = null; end.textContent = "End class"; }, 5000);
+      return;
+    }
+    clearTimeout(armed);
+    armed = null;
+    end.textContent = "End class";
+    await instructor("/api/end", {});
+  });
 }
 
 setupInstructor().catch(() => { document.getElementById("sign-in").hidden = false; });

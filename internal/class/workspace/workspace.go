@@ -51,10 +51,14 @@ type Provisioner struct {
 }
 
 // Provision makes (or finds again) the learner's namespace, its ServiceAccount and bindings, and returns a
-// kubeconfig with a fresh token.
+// kubeconfig with a fresh token. Joining again replaces the ServiceAccount, which revokes the tokens of the
+// earlier join: only the kubeconfig last handed out works.
 func (p *Provisioner) Provision(ctx context.Context, learner string) (class.Workspace, error) {
 	ns, err := p.namespace(ctx, learner)
 	if err != nil {
+		return class.Workspace{}, err
+	}
+	if err := p.deleteServiceAccount(ctx, ns); err != nil {
 		return class.Workspace{}, err
 	}
 	if err := p.grant(ctx, ns); err != nil {
@@ -160,6 +164,30 @@ func (p *Provisioner) grant(ctx context.Context, ns string) error {
 		if err := s.create(); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create %s: %w", s.what, err)
 		}
+	}
+	return nil
+}
+
+// Revoke deletes the learner's ServiceAccount, which invalidates every token issued for it (a bound token
+// names the ServiceAccount's UID), and its cluster-wide binding. The namespace and what the learner made in it
+// stay, for the instructor to look at and delete with the class.
+func (p *Provisioner) Revoke(ctx context.Context, ns string) error {
+	if err := p.deleteServiceAccount(ctx, ns); err != nil {
+		return err
+	}
+	err := p.Kube.RbacV1().ClusterRoleBindings().Delete(ctx, learnerRole+":"+ns, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete ClusterRoleBinding %s:%s: %w", learnerRole, ns, err)
+	}
+	return nil
+}
+
+// deleteServiceAccount deletes the learner's ServiceAccount, if there is one. A ServiceAccount has no
+// finalizers, so it is gone when Delete returns, and one created again under its name has a new UID.
+func (p *Provisioner) deleteServiceAccount(ctx context.Context, ns string) error {
+	err := p.Kube.CoreV1().ServiceAccounts(ns).Delete(ctx, serviceAccount, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete ServiceAccount %s/%s: %w", ns, serviceAccount, err)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
@@ -119,5 +120,40 @@ func TestNamespaceFor(t *testing.T) {
 		if got := NamespaceFor(in); got != want {
 			t.Errorf("NamespaceFor(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestRevokeAndRejoinInvalidateEarlierCredentials(t *testing.T) {
+	p, kc := newFake()
+	ctx := context.Background()
+	if _, err := p.Provision(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	kc.ClearActions()
+	if _, err := p.Provision(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	deleted := false
+	for _, a := range kc.Actions() {
+		deleted = deleted || (a.GetVerb() == "delete" && a.GetResource().Resource == "serviceaccounts" && a.GetNamespace() == "lab-alice")
+	}
+	if !deleted {
+		t.Errorf("joining again kept the ServiceAccount whose tokens the first join handed out: %v", kc.Actions())
+	}
+
+	if err := p.Revoke(ctx, "lab-alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kc.CoreV1().ServiceAccounts("lab-alice").Get(ctx, serviceAccount, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the ServiceAccount after Revoke: %v, want it gone (which invalidates its tokens)", err)
+	}
+	if _, err := kc.RbacV1().ClusterRoleBindings().Get(ctx, learnerRole+":lab-alice", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the cluster-wide binding after Revoke: %v, want it gone", err)
+	}
+	if _, err := kc.CoreV1().Namespaces().Get(ctx, "lab-alice", metav1.GetOptions{}); err != nil {
+		t.Errorf("Revoke deleted the namespace, which the instructor may still want to look at: %v", err)
+	}
+	if err := p.Revoke(ctx, "lab-alice"); err != nil {
+		t.Errorf("revoking twice: %v", err)
 	}
 }
