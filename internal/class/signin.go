@@ -84,6 +84,9 @@ func sameOrigin(r *http.Request) bool {
 // handleLogin signs the instructor in from the login form and sends the browser to the scoreboard; a wrong
 // key goes back to the form, which says so.
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
+	if s.guesses.limited(w, clientAddr(r), "sign-in attempts") {
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
 	if err := r.ParseForm(); err != nil {
 		writeError(w, http.StatusBadRequest, "unreadable sign-in form: %v", err)
