@@ -48,7 +48,7 @@ func serverCertificate(dataDir, certPath, keyPath string) (tls.Certificate, erro
 		return c, nil
 	}
 	host, _ := os.Hostname()
-	ips := []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback, lanIP()}
+	ips := []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
 	dns := []string{"localhost"}
 	if host != "" {
 		dns = append(dns, host)
