@@ -130,7 +130,7 @@ func HTTPClient(fingerprint string) *http.Client {
 type pinError struct{ got, want string }
 
 func (e *pinError) Error() string {
-	return fmt.Sprintf("its certificate has fingerprint %s, not the %s of the join command: this may be another machine posing as the class server; check the address with your instructor", e.got, e.want)
+	return fmt.Sprintf("its certificate has fingerprint %s, not %s; another machine may be posing as the class server: check the address with your instructor", e.got, e.want)
 }
 
 // tlsError turns a failed handshake into what the learner can do about it, or returns nil when err is not one.
@@ -141,7 +141,7 @@ func tlsError(err error, serverURL string) error {
 	var notTLS tls.RecordHeaderError
 	switch {
 	case errors.As(err, &pin):
-		return fmt.Errorf("class server at %s refused: %w", serverURL, pin)
+		return fmt.Errorf("class server at %s is not the one of your join command: %w", serverURL, pin)
 	case errors.As(err, &unknown), errors.As(err, &hostname):
 		return fmt.Errorf("class server at %s has a certificate this machine does not trust: join with the --fingerprint of your instructor's join command", serverURL)
 	// net/http reports an http answer to an https request with an error of no type of its own.

@@ -28,7 +28,7 @@ func TestServerPinsItsOwnCertificate(t *testing.T) {
 	wantOneLine(t, err, "has a certificate this machine does not trust: join with the --fingerprint of your instructor's join command")
 	other := strings.Repeat("AB:", 31) + "AB"
 	_, _, err = Join(ctx, Membership{URL: s.URL(), Fingerprint: other, Name: "alice"}, "tok")
-	wantOneLine(t, err, "its certificate has fingerprint "+s.Fingerprint()+", not the "+other+" of the join command")
+	wantOneLine(t, err, "is not the one of your join command: its certificate has fingerprint "+s.Fingerprint()+", not "+other+"; another machine may be posing as the class server")
 	_, _, err = Join(ctx, Membership{URL: strings.Replace(s.URL(), "https", "http", 1), Fingerprint: s.Fingerprint(), Name: "alice"}, "tok")
 	wantOneLine(t, err, "is plain http, where a fingerprint pins nothing")
 	// The fingerprint as a learner may type it: lower case, without colons.
