@@ -23,7 +23,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cka-lab/lab/e2e/framework"
+	"github.com/cka-lab/lab/internal/class"
 	"github.com/cka-lab/lab/internal/cluster/images"
+	"github.com/cka-lab/lab/internal/state"
 	"github.com/cka-lab/lab/scenarios"
 )
 
@@ -37,7 +39,10 @@ type bundleOut struct {
 type serveOut struct {
 	ClassID       string `json:"classId"`
 	URL           string `json:"url"`
+	Fingerprint   string `json:"fingerprint"`
 	Token         string `json:"token"`
+	JoinCommand   string `json:"joinCommand"`
+	LoginURL      string `json:"loginUrl"`
 	InstructorKey string `json:"instructorKey"`
 }
 
@@ -53,11 +58,13 @@ type cellOut struct {
 	Status       string `json:"status"`
 	ChecksPassed int    `json:"checksPassed"`
 	ChecksTotal  int    `json:"checksTotal"`
+	Source       string `json:"source"`
 }
 
 // Workshops through the built binary, on the suite's cluster: one checked bundle carries every image to a
-// machine without a registry; a class runs on a learner's own cluster; and on a shared cluster learners work
-// side by side, each in a namespace no other learner can read or change.
+// machine without a registry; a class runs over TLS on a learner's own cluster, its results marked as the
+// learner's lab's; and on a shared cluster learners work side by side, each in a namespace no other learner
+// can read or change, graded by the server itself, with credentials that die when the learner leaves.
 var _ = Describe("workshops", Ordered, Label("workshop"), func() {
 	cat, err := scenarios.Builtin()
 	if err != nil {
@@ -115,7 +122,11 @@ var _ = Describe("workshops", Ordered, Label("workshop"), func() {
 	It("runs a class on the learner's own cluster and reports every check", func(ctx SpecContext) {
 		srv := serveClass(ctx, "--scenarios", image.ID, "--seed", fmt.Sprint(seed))
 		DeferCleanup(func(ctx SpecContext) { lab.Run(ctx, "class", "leave"); lab.Run(ctx, "reset") })
-		r := lab.MustRun(ctx, "class", "join", srv.URL, "--name", "dana", "--token", srv.Token)
+		By("refusing a join that does not pin the server's certificate")
+		r := lab.Run(ctx, "class", "join", srv.URL, "--name", "dana", "--token", srv.Token)
+		Expect(r.Code).To(Equal(1), "%s", r)
+		Expect(lastLine(r.Stderr)).To(ContainSubstring("has a certificate this machine does not trust: join with the --fingerprint of your instructor's join command"))
+		r = lab.MustRun(ctx, "class", "join", srv.URL, "--fingerprint", srv.Fingerprint, "--name", "dana", "--token", srv.Token)
 		Expect(r.Stdout).To(ContainSubstring("Task"))
 		fmt.Fprintf(GinkgoWriter, "$ lab class join\n%s%s", r.Stderr, r.Stdout)
 		inst := attemptInstance(lab.MustRun(ctx, "status", "-o", "json"), image.ID)
@@ -123,13 +134,13 @@ var _ = Describe("workshops", Ordered, Label("workshop"), func() {
 		r = lab.Run(ctx, "check", "--wait", "0s")
 		Expect(r.Code).To(Equal(1), "a broken scenario passed:\n%s", r)
 		fmt.Fprintf(GinkgoWriter, "$ lab check --wait 0s\n%s", r.Stdout)
-		Expect(boardCell(ctx, srv.URL, "dana", image.ID).Status).To(Equal("failed"))
+		Expect(boardCell(ctx, srv, "dana", image.ID)).To(And(HaveField("Status", "failed"), HaveField("Source", "self-reported")))
 		for _, step := range inst.Solution {
 			solveStep(ctx, step, func() framework.Result { return lab.Shell(ctx, step) })
 		}
 		r = lab.MustRun(ctx, "check")
 		fmt.Fprintf(GinkgoWriter, "$ lab check\n%s$ lab class status\n%s", r.Stdout, lab.MustRun(ctx, "class", "status").Stdout)
-		Expect(boardCell(ctx, srv.URL, "dana", image.ID).Status).To(Equal("passed"))
+		Expect(boardCell(ctx, srv, "dana", image.ID)).To(And(HaveField("Status", "passed"), HaveField("Source", "self-reported")))
 		Expect(lab.Run(ctx, "class", "next").Stderr).To(ContainSubstring("is the last scenario of class"))
 	}, SpecTimeout(10*time.Minute))
 
@@ -148,6 +159,8 @@ var _ = Describe("workshops", Ordered, Label("workshop"), func() {
 		var wg sync.WaitGroup
 		for i, name := range names {
 			ls[i] = newLearner(name)
+			// alice first claims a pass she has not made, as one curl with her key could.
+			ls[i].forge = name == "alice"
 			wg.Go(func() {
 				defer GinkgoRecover()
 				ls[i].solve(ctx, srv, probe)
@@ -155,10 +168,11 @@ var _ = Describe("workshops", Ordered, Label("workshop"), func() {
 		}
 		wg.Wait()
 
-		By("showing every learner's pass on the scoreboard")
+		By("showing every learner's pass on the scoreboard, as the server graded it")
 		for _, l := range ls {
-			c := boardCell(ctx, srv.URL, l.name, probe.ID)
-			Expect(c.Status).To(Equal("passed"), "%s", l.name)
+			Eventually(func() cellOut { return boardCell(ctx, srv, l.name, probe.ID) }).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(time.Second).
+				Should(And(HaveField("Status", "passed"), HaveField("Source", "server")), "%s", l.name)
+			c := boardCell(ctx, srv, l.name, probe.ID)
 			Expect(c.ChecksPassed).To(Equal(c.ChecksTotal))
 		}
 
@@ -179,10 +193,19 @@ var _ = Describe("workshops", Ordered, Label("workshop"), func() {
 			}
 		}
 
-		By("emptying each namespace when its learner leaves")
+		By("emptying each namespace when its learner leaves, and revoking the learner's credentials")
 		for _, l := range ls {
+			// leave forgets the kubeconfig; a copy is what someone who kept it would try.
+			kept, err := os.ReadFile(l.kubeconfig)
+			Expect(err).NotTo(HaveOccurred())
 			r := l.lab(ctx, "class", "leave")
 			Expect(r.Code).To(Equal(0), "%s leaves\n%s", l.name, r)
+			Expect(r.Stderr).NotTo(ContainSubstring("warning"), "%s leaves", l.name)
+			l.kubeconfig = filepath.Join(l.dir, "kept-kubeconfig")
+			Expect(os.WriteFile(l.kubeconfig, kept, 0o600)).To(Succeed())
+			// A bound token dies with its ServiceAccount; the API server may take a moment to notice.
+			Eventually(func() string { return l.kubectl(ctx, "get", "pods", "-n", l.ns) }).WithContext(ctx).WithTimeout(time.Minute).WithPolling(2*time.Second).
+				Should(Or(ContainSubstring("Unauthorized"), ContainSubstring("must be logged in")), "%s's kubeconfig after leaving", l.name)
 			// Deleted Deployments go once their garbage collection finishes, which a loaded machine slows down.
 			Eventually(func(g Gomega) []appsv1.Deployment {
 				left, err := clients.Kube.AppsV1().Deployments(l.ns).List(ctx, metav1.ListOptions{})
@@ -222,9 +245,11 @@ func removeImage(ctx context.Context, ref string) {
 	Expect(images.LocalID(ctx, ref)).To(BeEmpty())
 }
 
-// learner is one machine of a shared-cluster class: its own state directory, then its kubeconfig.
+// learner is one machine of a shared-cluster class: its own state directory, then its kubeconfig. A forging
+// learner posts a pass before fixing anything.
 type learner struct {
 	name, dir, ns, app, kubeconfig string
+	forge                          bool
 }
 
 func newLearner(name string) *learner {
@@ -253,7 +278,7 @@ func (l *learner) kubectl(ctx context.Context, args ...string) string {
 // solve joins, which starts the class's first scenario in the learner's namespace, applies the reference
 // solution there with the learner's kubeconfig, and checks.
 func (l *learner) solve(ctx context.Context, srv serveOut, sc *scenarios.Scenario) {
-	r := l.lab(ctx, "class", "join", srv.URL, "--name", l.name, "--token", srv.Token)
+	r := l.lab(ctx, "class", "join", srv.URL, "--fingerprint", srv.Fingerprint, "--name", l.name, "--token", srv.Token)
 	Expect(r.Code).To(Equal(0), "%s joins\n%s", l.name, r)
 	var st struct {
 		Namespace string `json:"namespace"`
@@ -264,6 +289,9 @@ func (l *learner) solve(ctx context.Context, srv serveOut, sc *scenarios.Scenari
 	inst := attemptInstance(l.lab(ctx, "status", "-o", "json"), sc.ID)
 	Expect(inst.Values["ns"]).To(Equal(l.ns))
 	l.app = inst.Values["app"]
+	if l.forge {
+		l.forgePass(ctx, srv, sc)
+	}
 	for _, step := range inst.Solution {
 		solveStep(ctx, step, func() framework.Result {
 			cmd := exec.CommandContext(ctx, "bash", "-eo", "pipefail", "-c", step)
@@ -274,6 +302,19 @@ func (l *learner) solve(ctx context.Context, srv serveOut, sc *scenarios.Scenari
 	r = l.lab(ctx, "check", "-o", "json")
 	Expect(r.Code).To(Equal(0), "%s checks\n%s", l.name, r)
 	Expect(framework.JSON[checkJSON](r).Passed).To(BeTrue())
+}
+
+// forgePass posts, with the learner's own key and signature, a check that claims every check passed while
+// the namespace is still broken: the server grades the namespace itself and the board shows it failed.
+func (l *learner) forgePass(ctx context.Context, srv serveOut, sc *scenarios.Scenario) {
+	GinkgoHelper()
+	j, err := class.LocalIn(state.At(l.dir)).Current()
+	Expect(err).NotTo(HaveOccurred())
+	claim := class.Result{Scenario: sc.ID, Event: class.EventCheck, Passed: true, Score: 1, MaxScore: 1, ChecksPassed: 1, ChecksTotal: 1,
+		Checks: []class.CheckEvidence{{Name: "everything", Points: 1, Passed: true}}}
+	Expect(class.NewClient(j.Membership).Post(ctx, claim)).To(Succeed())
+	Eventually(func() cellOut { return boardCell(ctx, srv, l.name, sc.ID) }).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).
+		Should(And(HaveField("Status", "failed"), HaveField("Source", "server")), "%s's forged pass", l.name)
 }
 
 // solveStep runs one step of a reference solution until it succeeds. The steps are idempotent, and a step that
@@ -287,7 +328,8 @@ func solveStep(ctx context.Context, step string, run func() framework.Result) {
 	}).WithContext(ctx).WithTimeout(5 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
 }
 
-// serveClass runs `lab class serve` on a free loopback port until the spec ends.
+// serveClass runs `lab class serve` on a free loopback port until the spec ends. It serves https, and what it
+// prints carries the certificate's fingerprint in the join command and the key in no address.
 func serveClass(ctx context.Context, args ...string) serveOut {
 	GinkgoHelper()
 	dir, err := os.MkdirTemp("", "lab-ws-class-")
@@ -307,17 +349,24 @@ func serveClass(ctx context.Context, args ...string) serveOut {
 	Expect(err).NotTo(HaveOccurred(), "lab class serve printed nothing: %s", stderr.String())
 	var s serveOut
 	Expect(json.Unmarshal(line, &s)).To(Succeed())
+	Expect(s.URL).To(HavePrefix("https://"))
+	Expect(s.Fingerprint).To(MatchRegexp(`^([0-9A-F]{2}:){31}[0-9A-F]{2}$`))
+	Expect(s.JoinCommand).To(Equal(fmt.Sprintf("lab class join %s --fingerprint %s --token %s --name <your-name>", s.URL, s.Fingerprint, s.Token)))
+	for _, printed := range []string{s.URL, s.LoginURL, s.JoinCommand} {
+		Expect(printed).NotTo(ContainSubstring(s.InstructorKey))
+	}
 	return s
 }
 
-// boardCell reads one cell of the scoreboard from the first board event of the page's stream.
-func boardCell(ctx context.Context, url, name, scenario string) cellOut {
+// boardCell reads one cell of the scoreboard from the first board event of the page's stream, over the
+// server's pinned certificate.
+func boardCell(ctx context.Context, srv serveOut, name, scenario string) cellOut {
 	GinkgoHelper()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/api/events", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/api/events", nil)
 	Expect(err).NotTo(HaveOccurred())
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := class.HTTPClient(srv.Fingerprint).Do(req)
 	Expect(err).NotTo(HaveOccurred())
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
