@@ -29,7 +29,7 @@ type Joined struct {
 }
 
 // ErrNotJoined is what the class commands say on a machine that joined no class.
-var ErrNotJoined = errors.New("this machine is not in a class: join one with `lab class join URL --name NAME --token TOKEN`")
+var ErrNotJoined = errors.New("this machine is not in a class: join one with the join command your instructor shows (`lab class join URL --fingerprint SHA256 --token TOKEN --name NAME`)")
 
 // Scenario is the plan's scenario the learner is on, "" when the place is out of the plan.
 func (j *Joined) Scenario() string {

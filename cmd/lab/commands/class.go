@@ -11,12 +11,13 @@ func newClassCmd(f *Factory) *cobra.Command {
 		Use:   "class",
 		Short: "Instructor-led workshops: serve a class with a live scoreboard, or join one as a learner",
 		Long: `class runs a workshop on a LAN. The instructor serves a class (its scenarios, seed and time limit) and
-opens the scoreboard; each learner joins with the class token, and lab starts the class's scenarios one after
+opens the scoreboard; each learner joins with the class token over https, pinning the server's certificate
+by the fingerprint in the join command, and lab starts the class's scenarios one after
 the other on the learner's own cluster, or in the learner's own namespace of the instructor's shared cluster.
 Every lab check, hint and diagnose is reported to the scoreboard; a class server that cannot be reached
 never changes a grade.`,
 		Example: `  lab class serve --scenarios bad-image-tag,readiness-probe-wrong-path --time-limit 45m
-  lab class join http://192.168.1.20:8787 --token Q2X7K9 --name alice
+  lab class join https://192.168.1.20:8787 --fingerprint 5E:0A:...:C1 --token Q2X7K9 --name alice
   lab class next
   lab class status
   lab class leave`,
