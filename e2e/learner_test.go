@@ -70,15 +70,15 @@ var _ = Describe("the learner's tools", Ordered, Label("learner"), func() {
 
 		By("recording only the first diagnosis, matching kubectl's short kinds")
 		d := framework.JSON[diagnoseOut](lab.MustRun(ctx, "diagnose", "image", "deploy/"+app, "-o", "json"))
-		Expect(d).To(Equal(diagnoseOut{Stage: "runtime", Correct: true, Recorded: true}))
+		Expect(d).To(Equal(diagnoseOut{Stage: "image", Correct: true, Recorded: true}))
 		r := lab.MustRun(ctx, "diagnose", "scheduling")
 		Expect(r.Stdout).To(ContainSubstring("Wrong"))
 		Expect(r.Stdout).To(ContainSubstring("Not recorded"))
 
 		By("explaining where the journey stops")
 		res := framework.JSON[journey.Result](lab.MustRun(ctx, "explain", "-o", "json"))
-		Expect(res.Stopped).To(Equal(journey.Runtime), "%+v", res)
-		Expect(lab.MustRun(ctx, "explain").Stdout).To(ContainSubstring("✗ runtime (CRI, image pull)"))
+		Expect(res.Stopped).To(Equal(journey.Image), "%+v", res)
+		Expect(lab.MustRun(ctx, "explain").Stdout).To(ContainSubstring("✗ image pull (app containers)"))
 
 		By("asking before revealing a hint when there is no --yes")
 		r = lab.Run(ctx, "hint")
@@ -92,7 +92,7 @@ var _ = Describe("the learner's tools", Ordered, Label("learner"), func() {
 
 		By("showing the solution, which fixes it")
 		r = lab.MustRun(ctx, "solution")
-		Expect(r.Stdout).To(ContainSubstring("Reference solution (stage: runtime)"))
+		Expect(r.Stdout).To(ContainSubstring("Reference solution (stage: image)"))
 		shell(ctx, inst.Solution)
 		res = framework.JSON[journey.Result](lab.MustRun(ctx, "explain", "-o", "json"))
 		Expect(res.Stopped).To(BeEmpty(), "after the fix the whole journey passes: %+v", res)
@@ -103,7 +103,7 @@ var _ = Describe("the learner's tools", Ordered, Label("learner"), func() {
 		Expect(c.DiagnosisBonus).To(Equal(1))
 		Expect(c.FinalScore).To(Equal(c.Score), "one hint (-1) and a right diagnosis (+1)")
 		Expect(c.FinalMax).To(Equal(c.Max + 1))
-		Expect(lab.MustRun(ctx, "check", "--wait", "0s").Stdout).To(ContainSubstring("Diagnosis: runtime (correct, +1)"))
+		Expect(lab.MustRun(ctx, "check", "--wait", "0s").Stdout).To(ContainSubstring("Diagnosis: image (correct, +1)"))
 
 		By("recording the attempt on stop, then resetting")
 		stop := framework.JSON[map[string]any](lab.MustRun(ctx, "stop", "-o", "json"))
@@ -119,9 +119,9 @@ var _ = Describe("the learner's tools", Ordered, Label("learner"), func() {
 			} `json:"stages"`
 		}](lab.MustRun(ctx, "progress", "-o", "json"))
 		Expect(progress.Stages).To(ContainElement(And(
-			HaveField("Stage", "runtime"), HaveField("Passes", BeNumerically(">=", 1)),
+			HaveField("Stage", "image"), HaveField("Passes", BeNumerically(">=", 1)),
 			HaveField("Hints", BeNumerically(">=", 1)), HaveField("DiagnosesCorrect", BeNumerically(">=", 1)))))
-		Expect(lab.MustRun(ctx, "list", "--stage", "runtime").Stdout).To(MatchRegexp(image.ID + `\s+easy\s+5m\s+\d+/\d+ in `))
+		Expect(lab.MustRun(ctx, "list", "--stage", "image").Stdout).To(MatchRegexp(image.ID + `\s+easy\s+5m\s+\d+/\d+ in `))
 	}, SpecTimeout(8*time.Minute))
 
 	It("sits a two-question exam: one question fixed, one not, scores 50%", func(ctx SpecContext) {

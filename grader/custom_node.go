@@ -42,8 +42,8 @@ func cniDaemonSetReadyOn(ctx context.Context, env Env, args map[string]string) R
 		if evidence.Ready(&p) {
 			return pass("DaemonSet %s/%s runs Ready Pod %s on %s", ds.Namespace, ds.Name, p.Name, nodeName)
 		}
-		return Result{Evidence: fmt.Sprintf("DaemonSet %s/%s has Pod %s on %s, but it is %s, not Ready", ds.Namespace, ds.Name, p.Name, nodeName, p.Status.Phase), Stage: journey.Network}
+		return Result{Evidence: fmt.Sprintf("DaemonSet %s/%s has Pod %s on %s, but it is %s, not Ready", ds.Namespace, ds.Name, p.Name, nodeName, p.Status.Phase), Stage: journey.Sandbox}
 	}
 	return Result{Evidence: fmt.Sprintf("DaemonSet %s/%s runs no Pod on %s (%d desired in all; Pods: %s)", ds.Namespace, ds.Name, nodeName,
-		ds.Status.DesiredNumberScheduled, strings.Join(seen, ", ")), Stage: journey.Network}
+		ds.Status.DesiredNumberScheduled, strings.Join(seen, ", ")), Stage: journey.Sandbox}
 }

@@ -208,7 +208,7 @@ func TestSelectSpreadsOverStagesAndIsDeterministic(t *testing.T) {
 }
 
 func TestSelectReseedsOnNamespaceCollision(t *testing.T) {
-	x := synthetic(t, "sx1", "runtime", "shared")
+	x := synthetic(t, "sx1", "image", "shared")
 	y := synthetic(t, "sy1", "readiness", "shared", "own")
 	sel, err := SelectThese([]*scenarios.Scenario{x, y}, 3, fakeResolver{workers: 2})
 	if err != nil {
@@ -220,7 +220,7 @@ func TestSelectReseedsOnNamespaceCollision(t *testing.T) {
 }
 
 func TestSelectSkipsWhatCannotAvoidACollision(t *testing.T) {
-	x := synthetic(t, "sx1", "runtime", "shared")
+	x := synthetic(t, "sx1", "image", "shared")
 	y := synthetic(t, "sy1", "readiness", "shared")
 	if _, err := SelectThese([]*scenarios.Scenario{x, y}, 3, fakeResolver{workers: 2}); err == nil || !strings.Contains(err.Error(), "both use namespace shared") {
 		t.Errorf("SelectThese: %v, want a namespace collision", err)

@@ -41,6 +41,12 @@ func Render(w io.Writer, r Result, useColor bool) {
 	for _, h := range r.Handoffs {
 		width = max(width, utf8.RuneCountInString(h.Stage.Title()))
 	}
+	for _, n := range r.Notes {
+		fmt.Fprintln(w, p.hint.Sprint(n))
+	}
+	if len(r.Notes) > 0 {
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintln(w, "kubectl")
 	for _, h := range r.Handoffs {
 		renderHandoff(w, p, h, width, r.Evidence)
@@ -76,13 +82,21 @@ func renderHandoff(w io.Writer, p palette, h Handoff, width int, evidence string
 		if h.Detail != "" && h.Detail != evidence {
 			fmt.Fprintln(w, "      "+h.Detail)
 		}
-		for _, cmd := range h.Stage.Commands() {
+		cmds := h.Commands
+		if len(cmds) == 0 {
+			cmds = h.Stage.Commands()
+		}
+		for _, cmd := range cmds {
 			fmt.Fprintln(w, "      "+p.hint.Sprint("try:")+" "+cmd)
 		}
 	case Skipped:
 		fmt.Fprintln(w, "  "+p.dim.Sprint("· "+title+pad+"skipped: "+h.Detail))
 	default:
-		fmt.Fprintln(w, "  "+p.dim.Sprint("· "+title+pad+"not reached"))
+		line := "· " + title + pad + "not reached"
+		if h.Detail != "" {
+			line += ": " + h.Detail
+		}
+		fmt.Fprintln(w, "  "+p.dim.Sprint(line))
 	}
 }
 

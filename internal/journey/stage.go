@@ -13,6 +13,19 @@ type Stage string
 
 // The stages in journey order. Controllers sit before scheduling because a
 // controller has to create the Pod before the scheduler can place it.
+//
+// From kubelet on, the order is the kubelet's own (Kubernetes v1.35,
+// pkg/kubelet/kubelet.go and pkg/kubelet/kuberuntime): Kubelet.SyncPod waits in
+// volumeManager.WaitForAttachAndMount before it calls the runtime's SyncPod;
+// kubeGenericRuntimeManager.SyncPod then runs createPodSandbox (RunPodSandbox,
+// which sets up the network through CNI), starts the init containers one at a
+// time (Step 6) and then the app containers (Step 8); startContainer, for each
+// of them, pulls the image (imagePuller.EnsureImageExists), builds the config
+// and creates the container (generateContainerConfig, CreateContainer), then
+// starts it (StartContainer). An app container's image is therefore pulled
+// only once every init container has completed. Readiness comes from the
+// prober once the container runs; the stages after it are what the Running
+// and Ready Pod meets when it serves and calls out.
 const (
 	Authentication Stage = "authentication"
 	Authorization  Stage = "authorization"
@@ -21,13 +34,17 @@ const (
 	Controllers    Stage = "controllers"
 	Scheduling     Stage = "scheduling"
 	Kubelet        Stage = "kubelet"
-	Runtime        Stage = "runtime"
-	Network        Stage = "network"
-	Storage        Stage = "storage"
+	Volumes        Stage = "volumes"
+	Sandbox        Stage = "sandbox"
 	Init           Stage = "init"
+	Image          Stage = "image"
+	Container      Stage = "container"
 	App            Stage = "app"
 	Readiness      Stage = "readiness"
 	Service        Stage = "service"
+	NetworkPolicy  Stage = "networkpolicy"
+	DNS            Stage = "dns"
+	APIAccess      Stage = "api-access"
 )
 
 type stageInfo struct {
@@ -36,7 +53,8 @@ type stageInfo struct {
 	commands []string
 }
 
-// catalog is the single source of order, titles and investigate commands.
+// catalog is the single source of order, titles and investigate commands. The
+// commands' <placeholders> are filled in from the traced Pod where it is known.
 var catalog = []stageInfo{
 	{Authentication, "authentication", []string{
 		"kubectl config view --minify",
@@ -60,7 +78,7 @@ var catalog = []stageInfo{
 	}},
 	{Controllers, "controllers (controller-manager)", []string{
 		"kubectl get deploy,rs,pods -n <namespace>",
-		"kubectl describe rs <replicaset> -n <namespace>",
+		"kubectl describe rs -n <namespace>",
 		"kubectl -n kube-system get pods -l component=kube-controller-manager",
 	}},
 	{Scheduling, "scheduling (filter, score, bind)", []string{
@@ -68,46 +86,69 @@ var catalog = []stageInfo{
 		"kubectl describe nodes | grep -A3 -i taints",
 		"kubectl -n kube-system get pods -l component=kube-scheduler",
 	}},
-	{Kubelet, "kubelet", []string{
+	{Kubelet, "kubelet (node)", []string{
 		"kubectl get nodes",
 		"kubectl describe node <node>",
 		"systemctl status kubelet; journalctl -u kubelet -n 50   # on the node",
 	}},
-	{Runtime, "runtime (CRI, image pull)", []string{
-		"kubectl describe pod <pod> -n <namespace>",
-		"crictl ps -a; crictl images   # on the node",
-		"systemctl status containerd   # on the node",
+	{Volumes, "volumes (claim, attach, mount)", []string{
+		"kubectl describe pod <pod> -n <namespace>   # Events: FailedMount",
+		"kubectl get pvc,configmap,secret -n <namespace>",
+		"kubectl describe pvc -n <namespace>; kubectl get storageclass",
 	}},
-	{Network, "network (CNI)", []string{
-		"kubectl -n kube-system get pods -o wide",
-		"ls /etc/cni/net.d /opt/cni/bin   # on the node",
-		"journalctl -u kubelet | grep -i cni   # on the node",
+	{Sandbox, "sandbox and network (CRI, CNI)", []string{
+		"kubectl describe pod <pod> -n <namespace>   # Events: FailedCreatePodSandBox",
+		"systemctl status containerd; crictl pods   # on the node",
+		"ls /etc/cni/net.d /opt/cni/bin; journalctl -u kubelet | grep -i cni   # on the node",
 	}},
-	{Storage, "storage (CSI, volumes)", []string{
-		"kubectl get pvc,pv -n <namespace>",
-		"kubectl describe pvc <claim> -n <namespace>",
-		"kubectl get storageclass",
-	}},
-	{Init, "init containers", []string{
-		"kubectl logs <pod> -c <init-container> -n <namespace>",
+	{Init, "init containers (pull, run)", []string{
+		"kubectl logs <pod> -c <container> -n <namespace>",
 		"kubectl describe pod <pod> -n <namespace>",
 	}},
-	{App, "app container", []string{
-		"kubectl logs <pod> --previous -n <namespace>",
-		"kubectl describe pod <pod> -n <namespace>",
+	{Image, "image pull (app containers)", []string{
+		"kubectl describe pod <pod> -n <namespace>   # Events: Failed to pull image",
+		"kubectl get pod <pod> -n <namespace> -o jsonpath='{.spec.containers[*].image}'",
+		"crictl images   # on the node",
 	}},
-	{Readiness, "readiness", []string{
-		"kubectl describe pod <pod> -n <namespace>",
+	{Container, "container create and start", []string{
+		"kubectl describe pod <pod> -n <namespace>   # State: Waiting, Reason",
+		"kubectl get configmap,secret -n <namespace>",
+	}},
+	{App, "app container running", []string{
+		"kubectl logs <pod> -c <container> --previous -n <namespace>",
+		"kubectl describe pod <pod> -n <namespace>   # Last State, Exit Code",
+	}},
+	{Readiness, "readiness (probes)", []string{
+		"kubectl describe pod <pod> -n <namespace>   # Events: Unhealthy",
 		"kubectl get pod <pod> -n <namespace> -o jsonpath='{.spec.containers[*].readinessProbe}'",
+		"kubectl get pod <pod> -n <namespace> -o jsonpath='{.spec.containers[*].livenessProbe}'",
 	}},
-	{Service, "service (endpoints, DNS)", []string{
+	{Service, "service (endpoints, ports)", []string{
 		"kubectl describe service <service> -n <namespace>",
 		"kubectl get endpointslices -n <namespace> -l kubernetes.io/service-name=<service>",
+		"kubectl get pod <pod> -n <namespace> -o jsonpath='{.spec.containers[*].ports}'",
+		"kubectl -n kube-system get pods -l k8s-app=kube-proxy -o wide",
+	}},
+	{NetworkPolicy, "network policy", []string{
 		"kubectl get networkpolicy -n <namespace>",
-		"kubectl run dns-test --rm -it --image=busybox:1.36 --restart=Never -- nslookup <service>",
+		"kubectl describe networkpolicy -n <namespace>",
+		"kubectl get pods -A --show-labels; kubectl get ns --show-labels",
+	}},
+	{DNS, "DNS (cluster names)", []string{
+		"kubectl exec <pod> -n <namespace> -- cat /etc/resolv.conf",
+		"kubectl -n kube-system get deploy,pods,endpointslices -l k8s-app=kube-dns",
+		"kubectl run dns-test --rm -it --image=busybox:1.36 --restart=Never -- nslookup kubernetes.default",
+	}},
+	{APIAccess, "API access (ServiceAccount)", []string{
+		"kubectl logs <pod> -c <container> -n <namespace>",
+		"kubectl auth can-i --list --as system:serviceaccount:<namespace>:<serviceaccount> -n <namespace>",
+		"kubectl get rolebindings,clusterrolebindings -A -o wide | grep <serviceaccount>",
 	}},
 }
 
+// aliases are the names learners use for a stage. "runtime", "network" and
+// "storage" were stages of their own before the journey followed the
+// kubelet's order; they name the stage that now holds what they meant.
 var aliases = map[string]Stage{
 	"authn":              Authentication,
 	"rbac":               Authorization,
@@ -118,16 +159,50 @@ var aliases = map[string]Stage{
 	"controller":         Controllers,
 	"controller-manager": Controllers,
 	"scheduler":          Scheduling,
-	"image":              Runtime,
-	"cri":                Runtime,
-	"containerd":         Runtime,
-	"cni":                Network,
-	"csi":                Storage,
-	"volumes":            Storage,
-	"volume":             Storage,
-	"pvc":                Storage,
-	"dns":                Service,
+	"node":               Kubelet,
+	"storage":            Volumes,
+	"volume":             Volumes,
+	"csi":                Volumes,
+	"pvc":                Volumes,
+	"mount":              Volumes,
+	"runtime":            Sandbox,
+	"cri":                Sandbox,
+	"containerd":         Sandbox,
+	"network":            Sandbox,
+	"cni":                Sandbox,
+	"pull":               Image,
+	"create":             Container,
+	"config":             Container,
+	"crash":              App,
+	"probe":              Readiness,
 	"endpoints":          Service,
+	"svc":                Service,
+	"kube-proxy":         Service,
+	"netpol":             NetworkPolicy,
+	"policy":             NetworkPolicy,
+	"coredns":            DNS,
+	"serviceaccount":     APIAccess,
+	"sa":                 APIAccess,
+}
+
+// legacy maps the stages of histories written before the kubelet's order to
+// the stage most of their scenarios moved to; callers that know the scenario
+// ask the catalogue first.
+var legacy = map[string]Stage{
+	"runtime": Image,
+	"network": Sandbox,
+	"storage": Volumes,
+}
+
+// Legacy returns the current stage for a stage name read from an older
+// record: current names and aliases as ParseStage reads them, the retired
+// "runtime" as the image pull most of its scenarios were about.
+func Legacy(name string) (Stage, bool) {
+	if st, ok := legacy[name]; ok {
+		return st, true
+	}
+	st, err := ParseStage(name)
+	return st, err == nil
 }
 
 // Stages returns every stage in journey order.

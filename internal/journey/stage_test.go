@@ -7,7 +7,8 @@ import (
 
 func TestStagesOrderAndCatalog(t *testing.T) {
 	want := []Stage{Authentication, Authorization, Admission, Persistence, Controllers, Scheduling,
-		Kubelet, Runtime, Network, Storage, Init, App, Readiness, Service}
+		Kubelet, Volumes, Sandbox, Init, Image, Container, App, Readiness,
+		Service, NetworkPolicy, DNS, APIAccess}
 	got := Stages()
 	if strings.Join(stageNames(got), ",") != strings.Join(stageNames(want), ",") {
 		t.Fatalf("Stages() = %v, want %v", got, want)
@@ -16,7 +17,7 @@ func TestStagesOrderAndCatalog(t *testing.T) {
 		if s.Index() != i {
 			t.Errorf("%s.Index() = %d, want %d", s, s.Index(), i)
 		}
-		if !strings.HasPrefix(s.Title(), string(s)) {
+		if !strings.HasPrefix(squash(s.Title()), squash(string(s))) {
 			t.Errorf("%s.Title() = %q does not start with the stage name", s, s.Title())
 		}
 		if len(s.Commands()) == 0 {
@@ -44,12 +45,20 @@ func TestParseStage(t *testing.T) {
 		{"scheduling", Scheduling},
 		{"  Readiness ", Readiness},
 		{"rbac", Authorization},
-		{"cni", Network},
-		{"csi", Storage},
-		{"volumes", Storage},
-		{"PVC", Storage},
-		{"image", Runtime},
-		{"dns", Service},
+		{"cni", Sandbox},
+		{"network", Sandbox},
+		{"runtime", Sandbox},
+		{"containerd", Sandbox},
+		{"csi", Volumes},
+		{"storage", Volumes},
+		{"PVC", Volumes},
+		{"image", Image},
+		{"pull", Image},
+		{"dns", DNS},
+		{"coredns", DNS},
+		{"kube-proxy", Service},
+		{"netpol", NetworkPolicy},
+		{"sa", APIAccess},
 		{"etcd", Persistence},
 		{"api", Persistence},
 		{"scheduler", Scheduling},
@@ -69,7 +78,7 @@ func TestParseStage(t *testing.T) {
 }
 
 func TestParseStageError(t *testing.T) {
-	for _, in := range []string{"", "kube-proxy", "init containers"} {
+	for _, in := range []string{"", "kube-scheduler", "init containers"} {
 		_, err := ParseStage(in)
 		if err == nil {
 			t.Errorf("ParseStage(%q) succeeded, want an error", in)
@@ -89,4 +98,34 @@ func stageNames(ss []Stage) []string {
 		out[i] = string(s)
 	}
 	return out
+}
+
+// squash compares a stage's name with its title: "api-access" and "API access" agree.
+func squash(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == ' ' || r == '-' {
+			return -1
+		}
+		return r
+	}, strings.ToLower(s))
+}
+
+func TestLegacy(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Stage
+		ok   bool
+	}{
+		{"runtime", Image, true},
+		{"network", Sandbox, true},
+		{"storage", Volumes, true},
+		{"service", Service, true},
+		{"readiness", Readiness, true},
+		{"retired-stage", "", false},
+	} {
+		got, ok := Legacy(tc.in)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("Legacy(%q) = %q, %t; want %q, %t", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
 }

@@ -22,18 +22,15 @@ const (
 	Skipped Status = "skipped"
 )
 
-// ServiceInfo describes the Service in front of the Pod.
-type ServiceInfo struct {
-	Name           string
-	ReadyEndpoints int
-}
-
 // Evidence is what the caller collected from the cluster; Trace never calls
 // the cluster itself.
 type Evidence struct {
 	// APIError is the error returned when the object was created or applied,
 	// "" when none.
 	APIError string
+	// Workload is the controller the learner pointed at; nil for a bare Pod or
+	// a selection by labels.
+	Workload *Workload
 	// Pod is nil when no Pod exists.
 	Pod *corev1.Pod
 	// Events are about the Pod and the claims it references, in any order.
@@ -43,10 +40,33 @@ type Evidence struct {
 	// Node is the Pod's node. It must be set when the Pod is bound: nil with a
 	// nodeName means that node does not exist.
 	Node *corev1.Node
+	// Nodes are the cluster's nodes, read for a Pod the scheduler has not
+	// placed: a NotReady node explains a not-ready taint it could not tolerate.
+	Nodes []corev1.Node
 	// PVCs are the existing claims the Pod references.
 	PVCs []corev1.PersistentVolumeClaim
-	// Service is nil when the exercise has no Service in front of the Pod.
+	// Service is nil when no Service is in front of the Pod.
 	Service *ServiceInfo
+	// Traffic is what a Running and Ready Pod meets when it serves and calls
+	// out; nil when it was not read (the grader reads only the way to Ready).
+	Traffic *Traffic
+}
+
+// Workload is what the Pod's controller says about it.
+type Workload struct {
+	// Kind and Name as kubectl prints them, e.g. deployment and web.
+	Kind, Name string
+	// Desired is how many Pods it asks for; nil when it does not say.
+	Desired *int32
+	// Why is what keeps it from wanting any Pod, e.g. "spec.replicas is 0";
+	// "" when it wants some.
+	Why string
+	// Stuck is the condition of a rollout that stopped progressing, e.g.
+	// "Progressing=False (ProgressDeadlineExceeded): ...", "" otherwise.
+	Stuck string
+	// OldReady counts the Ready Pods of earlier revisions, which keep serving
+	// while a rollout is stuck.
+	OldReady int
 }
 
 // Handoff is the outcome at one stage.
@@ -54,6 +74,9 @@ type Handoff struct {
 	Stage  Stage
 	Status Status
 	Detail string
+	// Commands are what to run to look further, for the stage where the
+	// journey stopped, with the Pod's names filled in.
+	Commands []string `json:",omitempty"`
 }
 
 // Result is the whole journey: one handoff per stage, in order.
@@ -63,32 +86,45 @@ type Result struct {
 	Stopped Stage
 	// Evidence is the one line (event, condition or field) that shows where it stopped.
 	Evidence string
+	// Notes are what the workload adds to the Pod's story, e.g. a stuck rollout.
+	Notes []string `json:",omitempty"`
 }
 
 type finding struct {
 	stage    Stage
 	detail   string
 	evidence string
+	// waitFrom is the first stage before the stop that never ran because of
+	// it (e.g. the scheduler waits for a claim); "" when every stage before
+	// the stop passed. waits says what they wait for.
+	waitFrom Stage
+	waits    string
+	// vars fill the stage's command placeholders beyond the Pod's own.
+	vars map[string]string
 }
 
-// checks run in the order their signals appear on a real Pod, which is not
-// always stage order: an init container's image is pulled before the init
-// stage is judged. Checks after checkPodMissing may assume a Pod.
+// checks run in the kubelet's order (see the Stage constants); checks after
+// checkPodMissing may assume a Pod.
 var checks = []func(Evidence) (finding, bool){
 	checkAPIError,
 	checkPodMissing,
 	checkUnscheduled,
 	checkNode,
 	checkKubeletRejected,
-	checkSandbox,
+	checkNetworkNotReady,
 	checkMounts,
+	checkSandbox,
 	checkNotReported,
-	checkImageAndConfig,
 	checkInit,
+	checkImage,
+	checkCreate,
 	checkApp,
 	checkWaiting,
 	checkReadiness,
 	checkService,
+	checkNetworkPolicy,
+	checkDNS,
+	checkAPIAccess,
 }
 
 // Trace finds the first handoff where the Pod's journey diverged from the
@@ -106,15 +142,19 @@ func Trace(in Evidence) Result {
 	for _, s := range Stages() {
 		h := Handoff{Stage: s}
 		switch {
+		case res.Stopped != "" && stop.waitFrom != "" && s.Index() >= stop.waitFrom.Index() && s.Index() < res.Stopped.Index():
+			h.Status, h.Detail = NotReached, stop.waits
 		case res.Stopped == "" || s.Index() < res.Stopped.Index():
 			h.Status, h.Detail = passed(s, in)
 		case s == res.Stopped:
 			h.Status, h.Detail = Failed, stop.detail
+			h.Commands = fill(s.Commands(), in, stop.vars)
 		default:
 			h.Status = NotReached
 		}
 		res.Handoffs = append(res.Handoffs, h)
 	}
+	res.Notes = workloadNotes(in)
 	return res
 }
 
@@ -130,25 +170,75 @@ func passed(s Stage, in Evidence) (Status, string) {
 		return Skipped, "bare Pod, no controller"
 	case Scheduling:
 		return Passed, "bound to " + pod.Spec.NodeName
-	case Network:
-		if pod.Spec.HostNetwork {
-			return Skipped, "hostNetwork Pod"
-		}
-	case Storage:
+	case Volumes:
 		if len(pod.Spec.Volumes) == 0 {
 			return Skipped, "no volumes"
+		}
+	case Sandbox:
+		if pod.Spec.HostNetwork {
+			return Passed, "hostNetwork: the node's network, no CNI"
 		}
 	case Init:
 		if len(pod.Spec.InitContainers) == 0 {
 			return Skipped, "no init containers"
 		}
-	case Service:
-		if in.Service == nil {
-			return Skipped, "no Service"
+	case Readiness:
+		if pod.Status.Phase == corev1.PodSucceeded {
+			return Passed, "completed"
 		}
-		return Passed, fmt.Sprintf("Service %s has %d ready endpoint(s)", in.Service.Name, in.Service.ReadyEndpoints)
+	}
+	if s.Index() > Readiness.Index() {
+		return passedTraffic(s, in)
 	}
 	return Passed, ""
+}
+
+// workloadNotes tells what the controller adds: a rollout that stopped while
+// older Pods still serve.
+func workloadNotes(in Evidence) []string {
+	w := in.Workload
+	if w == nil || w.Stuck == "" {
+		return nil
+	}
+	note := fmt.Sprintf("rollout of %s/%s is stuck: %s", w.Kind, w.Name, w.Stuck)
+	if w.OldReady > 0 {
+		note += fmt.Sprintf("; %d Pod(s) of the previous revision still serve", w.OldReady)
+	}
+	return []string{note, fmt.Sprintf("try: kubectl rollout status %s/%s -n %s; kubectl rollout history %s/%s -n %s",
+		w.Kind, w.Name, in.namespace(), w.Kind, w.Name, in.namespace())}
+}
+
+func (in Evidence) namespace() string {
+	if in.Pod != nil {
+		return in.Pod.Namespace
+	}
+	return "<namespace>"
+}
+
+// fill puts the traced Pod's names into a stage's commands.
+func fill(cmds []string, in Evidence, vars map[string]string) []string {
+	pairs := []string{}
+	for k, v := range vars {
+		pairs = append(pairs, "<"+k+">", v)
+	}
+	if pod := in.Pod; pod != nil {
+		pairs = append(pairs, "<pod>", pod.Name, "<namespace>", pod.Namespace)
+		if pod.Spec.NodeName != "" {
+			pairs = append(pairs, "<node>", pod.Spec.NodeName)
+		}
+		if sa := pod.Spec.ServiceAccountName; sa != "" {
+			pairs = append(pairs, "<serviceaccount>", sa)
+		}
+	}
+	if in.Service != nil {
+		pairs = append(pairs, "<service>", in.Service.Name)
+	}
+	r := strings.NewReplacer(pairs...)
+	out := make([]string, len(cmds))
+	for i, c := range cmds {
+		out[i] = r.Replace(c)
+	}
+	return out
 }
 
 var rejectedBy = map[Stage]string{
@@ -163,7 +253,7 @@ func checkAPIError(in Evidence) (finding, bool) {
 		return finding{}, false
 	}
 	s := classifyRejection(in.APIError)
-	return finding{s, rejectedBy[s], oneLine(in.APIError)}, true
+	return finding{stage: s, detail: rejectedBy[s], evidence: oneLine(in.APIError)}, true
 }
 
 // classifyRejection maps an API server error to the stage that produced it.
@@ -194,323 +284,31 @@ func checkPodMissing(in Evidence) (finding, bool) {
 	}
 	if e := newest(in.OwnerEvents, withReason("FailedCreate")); e != nil {
 		s := classifyRejection(e.Message)
-		return finding{s, "the controller could not create the Pod: " + rejectedBy[s], eventLine(e)}, true
+		return finding{stage: s, detail: "the controller could not create the Pod: " + rejectedBy[s], evidence: eventLine(e)}, true
 	}
-	return finding{Controllers, "no Pod was created (is kube-controller-manager running?)", "no Pod exists"}, true
+	if w := in.Workload; w != nil && w.Why != "" {
+		stage := Controllers
+		if w.Kind == "daemonset" {
+			// A DaemonSet wants a Pod on every node its selector and tolerations fit.
+			stage = Scheduling
+		}
+		return finding{stage: stage, detail: fmt.Sprintf("%s/%s asks for no Pod", w.Kind, w.Name), evidence: w.Why}, true
+	}
+	return finding{stage: Controllers, detail: "no Pod was created (is kube-controller-manager running?)", evidence: "no Pod exists"}, true
 }
 
-func checkUnscheduled(in Evidence) (finding, bool) {
-	pod := in.Pod
-	if pod.Spec.NodeName != "" {
-		return finding{}, false
-	}
-	if f, ok := unboundClaim(in); ok {
-		return f, true
-	}
-	var line string
-	if e := in.podEvent(withReason("FailedScheduling")); e != nil {
-		line = eventLine(e)
-	} else if c := podCondition(pod, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse {
-		line = conditionLine(c)
-	}
+// eventTime is when the event last happened; which field holds that depends
+// on whether it was written through the core or the events.k8s.io API.
+func eventTime(e *corev1.Event) time.Time {
 	switch {
-	case line == "":
-		return finding{Scheduling, "no scheduling decision yet (is kube-scheduler running?)",
-			"no PodScheduled condition and no FailedScheduling event"}, true
-	case containsAny(strings.ToLower(line), "persistentvolumeclaim", "persistent volume", "volume node affinity"):
-		return finding{Storage, "a volume claim keeps the Pod from being scheduled", line}, true
+	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
+		return e.Series.LastObservedTime.Time
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
 	}
-	return finding{Scheduling, "the scheduler found no node for the Pod", line}, true
-}
-
-// unboundClaim reports a referenced claim that is not Bound. A claim waiting
-// for its first consumer is the scheduler's move, not a storage failure.
-func unboundClaim(in Evidence) (finding, bool) {
-	for _, pvc := range in.PVCs {
-		if pvc.Status.Phase == corev1.ClaimBound {
-			continue
-		}
-		e := in.claimEvent(pvc.Name)
-		if e != nil && e.Reason == "WaitForFirstConsumer" {
-			continue
-		}
-		line := fmt.Sprintf("PersistentVolumeClaim %s is not Bound", pvc.Name)
-		if e != nil {
-			line = eventLine(e)
-		}
-		return finding{Storage, fmt.Sprintf("claim %s is not bound", pvc.Name), line}, true
-	}
-	return finding{}, false
-}
-
-func checkNode(in Evidence) (finding, bool) {
-	name := in.Pod.Spec.NodeName
-	if in.Node == nil {
-		return finding{Kubelet, fmt.Sprintf("node %s does not exist", name),
-			fmt.Sprintf("spec.nodeName %q matches no Node", name)}, true
-	}
-	var ready *corev1.NodeCondition
-	for i := range in.Node.Status.Conditions {
-		if in.Node.Status.Conditions[i].Type == corev1.NodeReady {
-			ready = &in.Node.Status.Conditions[i]
-		}
-	}
-	if ready == nil {
-		return finding{Kubelet, fmt.Sprintf("node %s is NotReady", name),
-			fmt.Sprintf("node %s has no Ready condition", name)}, true
-	}
-	if ready.Status == corev1.ConditionTrue {
-		return finding{}, false
-	}
-	line := "node " + name + " " + condLine(string(ready.Type), string(ready.Status), ready.Reason, ready.Message)
-	return finding{notReadyStage(ready.Message), fmt.Sprintf("node %s is NotReady", name), line}, true
-}
-
-// notReadyStage blames the runtime or CNI when a live kubelet says they are
-// why its node is NotReady; otherwise the kubelet itself is the suspect.
-func notReadyStage(msg string) Stage {
-	m := strings.ToLower(msg)
-	switch {
-	case containsAny(m, "networkready=false", "network plugin", "cni"):
-		return Network
-	case containsAny(m, "container runtime is down", "runtimeready=false"):
-		return Runtime
-	}
-	return Kubelet
-}
-
-// checkKubeletRejected catches Pods the kubelet refused or evicted, e.g.
-// OutOfcpu after a hand-set nodeName bypassed the scheduler.
-func checkKubeletRejected(in Evidence) (finding, bool) {
-	st := in.Pod.Status
-	if st.Phase != corev1.PodFailed || st.Reason == "" {
-		return finding{}, false
-	}
-	return finding{Kubelet, "the kubelet rejected or evicted the Pod", oneLine(st.Reason + ": " + st.Message)}, true
-}
-
-func checkSandbox(in Evidence) (finding, bool) {
-	if pastSandbox(in.Pod) {
-		return finding{}, false
-	}
-	e := in.podEvent(withReason("FailedCreatePodSandBox"))
-	if e == nil {
-		return finding{}, false
-	}
-	if containsAny(strings.ToLower(e.Message), "cni", "network", "failed to find plugin", "plugin type") {
-		return finding{Network, "the CNI plugin could not set up the Pod's network", eventLine(e)}, true
-	}
-	return finding{Runtime, "the container runtime could not create the Pod sandbox", eventLine(e)}, true
-}
-
-func checkMounts(in Evidence) (finding, bool) {
-	if pastSandbox(in.Pod) {
-		return finding{}, false
-	}
-	if e := in.podEvent(withReason("FailedMount", "FailedAttachVolume")); e != nil {
-		return finding{Storage, "the kubelet could not attach or mount a volume", eventLine(e)}, true
-	}
-	return unboundClaim(in)
-}
-
-// pastSandbox reports whether the kubelet got beyond volume and sandbox
-// setup, which makes older mount and sandbox events stale.
-func pastSandbox(pod *corev1.Pod) bool {
-	if c := podCondition(pod, corev1.PodReadyToStartContainers); c != nil && c.Status == corev1.ConditionTrue {
-		return true
-	}
-	for _, st := range allStatuses(pod) {
-		w := st.State.Waiting
-		if w == nil || st.LastTerminationState.Terminated != nil ||
-			!slices.Contains([]string{"", "ContainerCreating", "PodInitializing"}, w.Reason) {
-			return true
-		}
-	}
-	return false
-}
-
-// checkNotReported catches a Pod bound to a Ready node whose kubelet has not
-// reported on it, e.g. a kubelet that stopped moments ago.
-func checkNotReported(in Evidence) (finding, bool) {
-	if len(allStatuses(in.Pod)) > 0 {
-		return finding{}, false
-	}
-	node := in.Pod.Spec.NodeName
-	return finding{Kubelet, fmt.Sprintf("the kubelet on %s has not started the Pod", node),
-		"no container statuses reported"}, true
-}
-
-var (
-	imageReasons      = []string{"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull", "ImageInspectError"}
-	imageEventReasons = []string{"Failed", "InspectFailed", "ErrImageNeverPull"}
-	configReasons     = []string{"CreateContainerConfigError", "CreateContainerError", "RunContainerError"}
-)
-
-func checkImageAndConfig(in Evidence) (finding, bool) {
-	for _, st := range allStatuses(in.Pod) {
-		w := st.State.Waiting
-		switch {
-		case w == nil:
-		case slices.Contains(imageReasons, w.Reason):
-			return imageFinding(in, st), true
-		case slices.Contains(configReasons, w.Reason):
-			return finding{Runtime, fmt.Sprintf("container %s could not be created", st.Name),
-				oneLine(w.Reason + ": " + w.Message)}, true
-		}
-	}
-	return finding{}, false
-}
-
-// imageFinding prefers the kubelet's Failed event, which carries the
-// registry's answer, over the terser waiting message.
-func imageFinding(in Evidence, st corev1.ContainerStatus) finding {
-	msg := st.State.Waiting.Message
-	e := in.podEvent(func(e *corev1.Event) bool {
-		return slices.Contains(imageEventReasons, e.Reason) && strings.Contains(e.Message, st.Image)
-	})
-	if e != nil {
-		msg = e.Message
-	}
-	return finding{Runtime, fmt.Sprintf("container %s cannot get image %s", st.Name, st.Image),
-		oneLine(fmt.Sprintf("%s (image %q): %s", st.State.Waiting.Reason, st.Image, msg))}
-}
-
-func checkInit(in Evidence) (finding, bool) {
-	pod := in.Pod
-	for i, st := range pod.Status.InitContainerStatuses {
-		// Init containers run one at a time, so i of them have completed.
-		progress := fmt.Sprintf("Init:%d/%d: ", i, len(pod.Spec.InitContainers))
-		if crashed(st) {
-			return finding{Init, fmt.Sprintf("init container %s fails", st.Name), progress + exitLine(st)}, true
-		}
-		if st.State.Running != nil && !isSidecar(pod, st.Name) {
-			return finding{Init, fmt.Sprintf("init container %s still running (waiting on something?)", st.Name),
-				progress + fmt.Sprintf("init container %s is Running", st.Name)}, true
-		}
-	}
-	return finding{}, false
-}
-
-// isSidecar reports a restartable init container, which runs for the Pod's
-// whole life and so is never "stuck".
-func isSidecar(pod *corev1.Pod, name string) bool {
-	for _, c := range pod.Spec.InitContainers {
-		if c.Name == name {
-			return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
-		}
-	}
-	return false
-}
-
-func checkApp(in Evidence) (finding, bool) {
-	for _, st := range in.Pod.Status.ContainerStatuses {
-		if !crashed(st) {
-			continue
-		}
-		detail := fmt.Sprintf("container %s crashes", st.Name)
-		if t := lastExit(st); t != nil && t.Reason == "OOMKilled" {
-			detail = fmt.Sprintf("container %s was OOMKilled (memory limit too low?)", st.Name)
-		}
-		return finding{App, detail, exitLine(st)}, true
-	}
-	return finding{}, false
-}
-
-// crashed reports a container that exited badly, is backing off after doing
-// so, or was OOMKilled and will be again.
-func crashed(st corev1.ContainerStatus) bool {
-	if w := st.State.Waiting; w != nil && (w.Reason == "CrashLoopBackOff" || w.Reason == "Error") {
-		return true
-	}
-	if t := st.State.Terminated; t != nil {
-		return t.ExitCode != 0
-	}
-	t := st.LastTerminationState.Terminated
-	return t != nil && t.Reason == "OOMKilled"
-}
-
-// lastExit is the termination that explains a crash: the current one, or the
-// previous one while the container backs off or restarts.
-func lastExit(st corev1.ContainerStatus) *corev1.ContainerStateTerminated {
-	if st.State.Terminated != nil {
-		return st.State.Terminated
-	}
-	return st.LastTerminationState.Terminated
-}
-
-func exitLine(st corev1.ContainerStatus) string {
-	var parts []string
-	if w := st.State.Waiting; w != nil {
-		parts = append(parts, w.Reason)
-	}
-	if t := lastExit(st); t != nil {
-		exit := fmt.Sprintf("container %s exited (exit code %d)", st.Name, t.ExitCode)
-		if t.Reason != "" {
-			exit = fmt.Sprintf("container %s exited %s (exit code %d)", st.Name, t.Reason, t.ExitCode)
-		}
-		parts = append(parts, exit)
-		if t.Message != "" {
-			parts = append(parts, t.Message)
-		}
-	}
-	return oneLine(strings.Join(parts, ": "))
-}
-
-// checkWaiting catches containers still being created without an error yet,
-// so they are not misread as a readiness problem.
-func checkWaiting(in Evidence) (finding, bool) {
-	for _, st := range allStatuses(in.Pod) {
-		if w := st.State.Waiting; w != nil {
-			line := fmt.Sprintf("container %s is waiting", st.Name)
-			if w.Reason != "" {
-				line = w.Reason + ": " + line
-			}
-			return finding{Runtime, fmt.Sprintf("container %s has not started yet", st.Name), line}, true
-		}
-	}
-	return finding{}, false
-}
-
-func checkReadiness(in Evidence) (finding, bool) {
-	pod := in.Pod
-	// A completed Pod (e.g. a Job's) is never Ready, and need not be.
-	if pod.Status.Phase == corev1.PodSucceeded {
-		return finding{}, false
-	}
-	detail := ""
-	for _, st := range pod.Status.ContainerStatuses {
-		if !st.Ready {
-			detail = fmt.Sprintf("container %s is Running but not Ready", st.Name)
-			break
-		}
-	}
-	cond := podCondition(pod, corev1.PodReady)
-	condFalse := cond != nil && cond.Status != corev1.ConditionTrue
-	if detail == "" && !condFalse {
-		return finding{}, false
-	}
-	if detail == "" {
-		detail = "the Pod is Running but not Ready"
-	}
-	probe := in.podEvent(func(e *corev1.Event) bool {
-		return e.Reason == "Unhealthy" && strings.HasPrefix(e.Message, "Readiness probe")
-	})
-	switch {
-	case probe != nil:
-		return finding{Readiness, detail, eventLine(probe)}, true
-	case condFalse:
-		return finding{Readiness, detail, conditionLine(cond)}, true
-	}
-	return finding{Readiness, detail, detail}, true
-}
-
-func checkService(in Evidence) (finding, bool) {
-	svc := in.Service
-	if svc == nil || svc.ReadyEndpoints > 0 {
-		return finding{}, false
-	}
-	return finding{Service, fmt.Sprintf("Service %s selects no ready Pod (check its selector and ports)", svc.Name),
-		fmt.Sprintf("Service %s has 0 ready endpoints", svc.Name)}, true
+	return e.FirstTimestamp.Time
 }
 
 // podEvent returns the newest matching event about the Pod itself. Name and
@@ -549,20 +347,6 @@ func withReason(reasons ...string) func(*corev1.Event) bool {
 	return func(e *corev1.Event) bool { return slices.Contains(reasons, e.Reason) }
 }
 
-// eventTime is when the event last happened; which field holds that depends
-// on whether it was written through the core or the events.k8s.io API.
-func eventTime(e *corev1.Event) time.Time {
-	switch {
-	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
-		return e.Series.LastObservedTime.Time
-	case !e.LastTimestamp.IsZero():
-		return e.LastTimestamp.Time
-	case !e.EventTime.IsZero():
-		return e.EventTime.Time
-	}
-	return e.FirstTimestamp.Time
-}
-
 func eventLine(e *corev1.Event) string {
 	return oneLine(e.Reason + ": " + e.Message)
 }
@@ -590,10 +374,6 @@ func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodConditi
 		}
 	}
 	return nil
-}
-
-func allStatuses(pod *corev1.Pod) []corev1.ContainerStatus {
-	return slices.Concat(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses)
 }
 
 func containsAny(s string, subs ...string) bool {

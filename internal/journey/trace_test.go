@@ -21,7 +21,7 @@ func healthyPod(mods ...func(*corev1.Pod)) *corev1.Pod {
 		Spec: corev1.PodSpec{
 			NodeName:   "worker",
 			Containers: []corev1.Container{{Name: "web", Image: "nginx:1.27"}},
-			Volumes:    []corev1.Volume{{Name: "kube-api-access"}},
+			Volumes:    []corev1.Volume{{Name: "kube-api-access", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{}}}},
 		},
 		Status: corev1.PodStatus{
 			Phase: corev1.PodRunning,
@@ -248,7 +248,7 @@ func TestTrace(t *testing.T) {
 					claimEvent("data", "ProvisioningFailed", `storageclass.storage.k8s.io "fast" not found`),
 				},
 			},
-			stage:    Storage,
+			stage:    Volumes,
 			evidence: `ProvisioningFailed: storageclass.storage.k8s.io "fast" not found`,
 			detail:   "claim data is not bound",
 		},
@@ -299,7 +299,7 @@ func TestTrace(t *testing.T) {
 			in: Evidence{Pod: healthyPod(unscheduled), Events: []corev1.Event{
 				podEvent("FailedScheduling", `0/2 nodes are available: persistentvolumeclaim "data" not found.`, 0),
 			}},
-			stage:    Storage,
+			stage:    Volumes,
 			evidence: `FailedScheduling: 0/2 nodes are available: persistentvolumeclaim "data" not found.`,
 		},
 		{
@@ -312,14 +312,14 @@ func TestTrace(t *testing.T) {
 		{
 			name: "node not ready because of cni",
 			in: Evidence{Pod: healthyPod(creating), Node: node(corev1.ConditionFalse, "KubeletNotReady",
-				"container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized")},
-			stage:    Network,
-			evidence: "node worker Ready=False (KubeletNotReady): container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized",
+				"container runtime network not ready: SandboxReady=false reason:SandboxPluginNotReady message:Sandbox plugin returns error: cni plugin not initialized")},
+			stage:    Sandbox,
+			evidence: "node worker Ready=False (KubeletNotReady): container runtime network not ready: SandboxReady=false reason:SandboxPluginNotReady message:Sandbox plugin returns error: cni plugin not initialized",
 		},
 		{
 			name:     "node not ready because containerd is down",
 			in:       Evidence{Pod: healthyPod(creating), Node: node(corev1.ConditionFalse, "KubeletNotReady", "container runtime is down")},
-			stage:    Runtime,
+			stage:    Sandbox,
 			evidence: "node worker Ready=False (KubeletNotReady): container runtime is down",
 		},
 		{
@@ -354,7 +354,7 @@ func TestTrace(t *testing.T) {
 			in: Evidence{Node: readyNode(), Pod: healthyPod(creating), Events: []corev1.Event{
 				podEvent("FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox "abc": plugin type="bridge" failed (add): failed to find plugin "bridge" in path [/opt/cni/bin]`, 0),
 			}},
-			stage:    Network,
+			stage:    Sandbox,
 			evidence: `FailedCreatePodSandBox: Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox "abc": plugin type="bridge" failed (add): failed to find plugin "bridge" in path [/opt/cni/bin]`,
 		},
 		{
@@ -362,7 +362,7 @@ func TestTrace(t *testing.T) {
 			in: Evidence{Node: readyNode(), Pod: healthyPod(creating), Events: []corev1.Event{
 				podEvent("FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox runtime: no runtime for "gvisor" is configured`, 0),
 			}},
-			stage:    Runtime,
+			stage:    Sandbox,
 			evidence: `FailedCreatePodSandBox: Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox runtime: no runtime for "gvisor" is configured`,
 		},
 		{
@@ -370,14 +370,14 @@ func TestTrace(t *testing.T) {
 			in: Evidence{Node: readyNode(), Pod: healthyPod(creating), Events: []corev1.Event{
 				podEvent("FailedMount", `MountVolume.SetUp failed for volume "config" : configmap "app-config" not found`, 0),
 			}},
-			stage:    Storage,
+			stage:    Volumes,
 			evidence: `FailedMount: MountVolume.SetUp failed for volume "config" : configmap "app-config" not found`,
 			detail:   "the kubelet could not attach or mount a volume",
 		},
 		{
 			name:     "scheduled with unbound claim",
 			in:       Evidence{Node: readyNode(), Pod: healthyPod(creating), PVCs: []corev1.PersistentVolumeClaim{pendingClaim("data")}},
-			stage:    Storage,
+			stage:    Volumes,
 			evidence: "PersistentVolumeClaim data is not Bound",
 		},
 		{
@@ -411,12 +411,12 @@ func TestTrace(t *testing.T) {
 			detail:   "init container wait-db still running (waiting on something?)",
 		},
 		{
-			name: "init image is a runtime problem",
+			name: "an init container's image stops the init stage",
 			in: Evidence{Node: readyNode(), Pod: healthyPod(withInit(corev1.ContainerState{
 				Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "busybox:1.36"`},
 			}, nil))},
-			stage:    Runtime,
-			evidence: `ImagePullBackOff (image "busybox:1.36"): Back-off pulling image "busybox:1.36"`,
+			stage:    Init,
+			evidence: `Init:0/1: ImagePullBackOff (image "busybox:1.36"): Back-off pulling image "busybox:1.36"`,
 		},
 		{
 			name: "image pull, newest Failed event wins",
@@ -426,7 +426,7 @@ func TestTrace(t *testing.T) {
 				podEvent("Failed", "Error: ImagePullBackOff", 40),
 				podEvent("BackOff", `Back-off pulling image "nginx:1.27"`, 50),
 			}},
-			stage:    Runtime,
+			stage:    Image,
 			evidence: `ImagePullBackOff (image "nginx:1.27"): Failed to pull image "nginx:1.27": rpc error: code = NotFound desc = not found`,
 			detail:   "container web cannot get image nginx:1.27",
 		},
@@ -437,26 +437,26 @@ func TestTrace(t *testing.T) {
 			}), Events: []corev1.Event{
 				podEvent("FailedCreatePodSandBox", "failed to setup network for sandbox", 0),
 			}},
-			stage:    Runtime,
+			stage:    Image,
 			evidence: `ErrImagePull (image "nginx:1.27"): not found`,
 		},
 		{
 			name:     "invalid image name",
 			in:       Evidence{Node: readyNode(), Pod: healthyPod(waiting("InvalidImageName", `Failed to apply default image tag "nginx:1.27": couldn't parse image name`))},
-			stage:    Runtime,
+			stage:    Image,
 			evidence: `InvalidImageName (image "nginx:1.27"): Failed to apply default image tag "nginx:1.27": couldn't parse image name`,
 		},
 		{
 			name:     "missing secret for env",
 			in:       Evidence{Node: readyNode(), Pod: healthyPod(waiting("CreateContainerConfigError", `secret "db-pass" not found`))},
-			stage:    Runtime,
+			stage:    Container,
 			evidence: `CreateContainerConfigError: secret "db-pass" not found`,
-			detail:   "container web could not be created",
+			detail:   "container web could not be created or started",
 		},
 		{
 			name:     "run container error",
 			in:       Evidence{Node: readyNode(), Pod: healthyPod(waiting("RunContainerError", `exec: "nginxx": executable file not found in $PATH`))},
-			stage:    Runtime,
+			stage:    Container,
 			evidence: `RunContainerError: exec: "nginxx": executable file not found in $PATH`,
 		},
 		{
@@ -487,7 +487,7 @@ func TestTrace(t *testing.T) {
 		{
 			name:     "still creating, no error yet",
 			in:       Evidence{Node: readyNode(), Pod: healthyPod(creating)},
-			stage:    Runtime,
+			stage:    Sandbox,
 			evidence: "ContainerCreating: container web is waiting",
 		},
 		{
@@ -548,7 +548,7 @@ func TestTrace(t *testing.T) {
 					return e
 				}(),
 			}},
-			stage:    Runtime,
+			stage:    Sandbox,
 			evidence: "ContainerCreating: container web is waiting",
 		},
 		{
@@ -600,9 +600,9 @@ func TestTraceHandoffStatuses(t *testing.T) {
 			in:   Evidence{Pod: healthyPod(unscheduled)},
 			want: map[Stage]Status{
 				Authentication: Passed, Authorization: Passed, Admission: Passed, Persistence: Passed,
-				Controllers: Passed, Scheduling: Failed, Kubelet: NotReached, Runtime: NotReached,
-				Network: NotReached, Storage: NotReached, Init: NotReached, App: NotReached,
-				Readiness: NotReached, Service: NotReached,
+				Controllers: Passed, Scheduling: Failed, Kubelet: NotReached, Volumes: NotReached,
+				Sandbox: NotReached, Init: NotReached, Image: NotReached, Container: NotReached, App: NotReached,
+				Readiness: NotReached, Service: NotReached, NetworkPolicy: NotReached, DNS: NotReached, APIAccess: NotReached,
 			},
 		},
 		{
@@ -614,9 +614,9 @@ func TestTraceHandoffStatuses(t *testing.T) {
 			})},
 			want: map[Stage]Status{
 				Authentication: Passed, Authorization: Passed, Admission: Passed, Persistence: Passed,
-				Controllers: Skipped, Scheduling: Passed, Kubelet: Passed, Runtime: Passed,
-				Network: Skipped, Storage: Skipped, Init: Skipped, App: Passed,
-				Readiness: Passed, Service: Skipped,
+				Controllers: Skipped, Scheduling: Passed, Kubelet: Passed, Volumes: Skipped,
+				Sandbox: Passed, Init: Skipped, Image: Passed, Container: Passed, App: Passed,
+				Readiness: Passed, Service: Skipped, NetworkPolicy: Skipped, DNS: Skipped, APIAccess: Skipped,
 			},
 		},
 		{
@@ -624,9 +624,9 @@ func TestTraceHandoffStatuses(t *testing.T) {
 			in:   Evidence{APIError: "etcdserver: leader changed"},
 			want: map[Stage]Status{
 				Authentication: Passed, Authorization: Passed, Admission: Passed, Persistence: Failed,
-				Controllers: NotReached, Scheduling: NotReached, Kubelet: NotReached, Runtime: NotReached,
-				Network: NotReached, Storage: NotReached, Init: NotReached, App: NotReached,
-				Readiness: NotReached, Service: NotReached,
+				Controllers: NotReached, Scheduling: NotReached, Kubelet: NotReached, Volumes: NotReached,
+				Sandbox: NotReached, Init: NotReached, Image: NotReached, Container: NotReached, App: NotReached,
+				Readiness: NotReached, Service: NotReached, NetworkPolicy: NotReached, DNS: NotReached, APIAccess: NotReached,
 			},
 		},
 	}

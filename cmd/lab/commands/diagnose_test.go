@@ -47,15 +47,16 @@ func instanceWith(stage, object string) *scenarios.Instance {
 }
 
 func TestDiagnosisCorrect(t *testing.T) {
-	inst := instanceWith("runtime", "deployment/web")
+	inst := instanceWith("image", "deployment/web")
 	for _, tc := range []struct {
 		args    []string
 		correct bool
 	}{
-		{[]string{"runtime"}, true},
 		{[]string{"image"}, true},
-		{[]string{"CRI", "deploy/web"}, true},
-		{[]string{"runtime", "deploy/api"}, false},
+		{[]string{"pull"}, true},
+		{[]string{"Image", "deploy/web"}, true},
+		{[]string{"image", "deploy/api"}, false},
+		{[]string{"runtime"}, false},
 		{[]string{"scheduling"}, false},
 		{[]string{"scheduling", "deploy/web"}, false},
 	} {
@@ -82,7 +83,7 @@ func TestDiagnosisBonus(t *testing.T) {
 	if diagnosisBonus(a) != 0 {
 		t.Error("no diagnosis earns nothing")
 	}
-	a.Diagnosis = &session.Diagnosis{Stage: string(journey.Runtime)}
+	a.Diagnosis = &session.Diagnosis{Stage: string(journey.Image)}
 	if diagnosisBonus(a) != 0 {
 		t.Error("a wrong diagnosis earns nothing")
 	}

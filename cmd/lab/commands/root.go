@@ -119,7 +119,8 @@ func NewRoot(out, errOut io.Writer) *cobra.Command {
 		Use:   "lab",
 		Short: "A CKA practice lab: real kind clusters broken at one stage of a Pod's journey, graded live",
 		Long: `lab brings up a real kind cluster, breaks it at exactly one stage of a Pod's journey
-(kubectl -> API server -> etcd -> scheduler -> kubelet -> runtime -> CNI -> volumes -> init -> app -> readiness),
+(kubectl -> API server -> etcd -> scheduler -> kubelet -> volumes -> sandbox and CNI -> init containers
+-> image -> container -> app -> readiness -> Service, NetworkPolicy, DNS, API access),
 shows an exam-style task, and grades your fix with checks against the live cluster.`,
 		Example: `  lab cluster create          # a 2-node kind cluster, images preloaded
   lab list                    # the scenarios, by stage
