@@ -45,6 +45,7 @@ where you need hints and where your diagnosis is off. ` + "`lab drill`" + ` prac
 			if err != nil {
 				return err
 			}
+			attempts = history.Restage(attempts, scenarioStage(cat))
 			stats := history.ByStage(attempts, catalogStages(cat))
 			weakest, why := history.Weakest(stats, stageLimits(cat))
 			if output == "json" {
@@ -98,6 +99,7 @@ func newDrillCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			attempts = history.Restage(attempts, scenarioStage(cat))
 			stage, why := history.Weakest(history.ByStage(attempts, catalogStages(cat)), stageLimits(cat))
 			id := drillScenario(cat, attempts, stage)
 			fmt.Fprintf(f.Out, "Drilling %s: %s.\n", stage, why)
@@ -139,6 +141,16 @@ func catalogStages(cat *scenarios.Catalog) []string {
 		}
 	}
 	return out
+}
+
+// scenarioStage is each scenario's stage today, "" for one the catalogue no longer has.
+func scenarioStage(cat *scenarios.Catalog) func(string) string {
+	return func(id string) string {
+		if sc, err := cat.Get(id); err == nil {
+			return sc.Stage
+		}
+		return ""
+	}
 }
 
 // stageLimits is each stage's longest scenario time limit: a fix is slow against the most lenient limit.

@@ -3,7 +3,26 @@ package history
 import (
 	"fmt"
 	"time"
+
+	"github.com/cka-lab/lab/internal/journey"
 )
+
+// Restage gives every attempt the stage its scenario has now (stageOf maps a scenario ID to its stage, "" for
+// a scenario that is gone), so a history written before the journey followed the kubelet's order ("runtime",
+// "network", "storage") counts where its scenarios are today; an attempt at a scenario that is gone takes the
+// retired stage's successor, and a name lab never knew stays as it is.
+func Restage(attempts []Attempt, stageOf func(scenario string) string) []Attempt {
+	out := make([]Attempt, len(attempts))
+	for i, a := range attempts {
+		if st := stageOf(a.Scenario); st != "" {
+			a.Stage = st
+		} else if st, ok := journey.Legacy(a.Stage); ok {
+			a.Stage = string(st)
+		}
+		out[i] = a
+	}
+	return out
+}
 
 // StageStats sums up the attempts at one stage's scenarios.
 type StageStats struct {

@@ -83,3 +83,25 @@ func TestWeakest(t *testing.T) {
 		})
 	}
 }
+
+func TestRestageKeepsOldHistoriesCounting(t *testing.T) {
+	now := map[string]string{"bad-image-tag": "image", "env-configmap-key-missing": "container", "cni-plugin-missing": "sandbox"}
+	old := []Attempt{
+		{Scenario: "bad-image-tag", Stage: "runtime"},
+		{Scenario: "env-configmap-key-missing", Stage: "runtime"},
+		{Scenario: "cni-plugin-missing", Stage: "network"},
+		{Scenario: "retired-scenario", Stage: "storage"},
+		{Scenario: "retired-scenario", Stage: "runtime"},
+		{Scenario: "other", Stage: "retired-stage"},
+	}
+	got := Restage(old, func(id string) string { return now[id] })
+	want := []string{"image", "container", "sandbox", "volumes", "image", "retired-stage"}
+	for i, a := range got {
+		if a.Stage != want[i] {
+			t.Errorf("attempt %d (%s, %s): stage %q, want %q", i, old[i].Scenario, old[i].Stage, a.Stage, want[i])
+		}
+	}
+	if old[0].Stage != "runtime" {
+		t.Error("Restage changed its input")
+	}
+}
