@@ -21,8 +21,7 @@ const DiagnosisBonus = 1
 
 type diagnoseOptions struct {
 	output string
-	stage  journey.Stage
-	object string
+	answer journey.Answer
 }
 
 type diagnoseJSON struct {
@@ -64,19 +63,13 @@ func (o *diagnoseOptions) complete(args []string) error {
 	if err := validateOutput(o.output); err != nil {
 		return err
 	}
-	st, err := journey.ParseStage(args[0])
-	if err != nil {
-		return err
-	}
-	o.stage = st
+	object := ""
 	if len(args) == 2 {
-		kind, name, ok := strings.Cut(args[1], "/")
-		if !ok || kind == "" || name == "" {
-			return fmt.Errorf("name the object as KIND/NAME, e.g. deployment/web or cm/app-config, got %q", args[1])
-		}
-		o.object = normalKind(kind) + "/" + strings.ToLower(name)
+		object = args[1]
 	}
-	return nil
+	a, err := journey.ParseAnswer(args[0], object)
+	o.answer = a
+	return err
 }
 
 func (o *diagnoseOptions) run(cmd *cobra.Command, f *Factory) error {
@@ -88,7 +81,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, f *Factory) error {
 	if err != nil {
 		return err
 	}
-	d := session.Diagnosis{At: time.Now().UTC(), Stage: string(o.stage), Object: o.object, Correct: o.correct(inst)}
+	d := session.Diagnosis{At: time.Now().UTC(), Stage: string(o.answer.Stage), Object: o.answer.Object, Correct: o.correct(inst)}
 	first := a.Diagnosis == nil
 	if first {
 		a.Diagnosis = &d
@@ -111,12 +104,8 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, f *Factory) error {
 	return nil
 }
 
-// correct: the stage must match, and so must the object when one is named.
 func (o *diagnoseOptions) correct(inst *scenarios.Instance) bool {
-	if string(o.stage) != inst.Stage {
-		return false
-	}
-	return o.object == "" || inst.Diagnosis.Object == "" || sameObject(o.object, inst.Diagnosis.Object)
+	return o.answer.Correct(journey.Stage(inst.Stage), inst.Diagnosis.Object)
 }
 
 func (o *diagnoseOptions) print(w io.Writer, inst *scenarios.Instance) {
@@ -129,10 +118,10 @@ func (o *diagnoseOptions) print(w io.Writer, inst *scenarios.Instance) {
 	switch {
 	case o.correct(inst):
 		fmt.Fprintf(w, "%s Right: the journey stops at %s%s.\n", green("✓"), want.Title(), blocker)
-	case o.stage == want:
-		fmt.Fprintf(w, "%s The stage is right (%s), but the object is not: %s blocks it, not %s.\n", red("✗"), want.Title(), inst.Diagnosis.Object, o.object)
+	case o.answer.Stage == want:
+		fmt.Fprintf(w, "%s The stage is right (%s), but the object is not: %s blocks it, not %s.\n", red("✗"), want.Title(), inst.Diagnosis.Object, o.answer.Object)
 	default:
-		fmt.Fprintf(w, "%s Wrong: you said %s; the journey stops at %s%s.\n", red("✗"), o.stage.Title(), want.Title(), blocker)
+		fmt.Fprintf(w, "%s Wrong: you said %s; the journey stops at %s%s.\n", red("✗"), o.answer.Stage.Title(), want.Title(), blocker)
 	}
 }
 
@@ -157,41 +146,4 @@ func printDiagnosis(w io.Writer, a *session.Attempt) {
 		return
 	}
 	fmt.Fprintf(w, "Diagnosis: %s (%s, +%d)\n", a.Diagnosis.Stage, map[bool]string{true: "correct", false: "wrong"}[a.Diagnosis.Correct], diagnosisBonus(a))
-}
-
-// sameObject compares KIND/NAME references the way kubectl resolves them: kinds by short name, plural or
-// group-qualified form, names case-insensitively.
-func sameObject(a, b string) bool {
-	ak, an, _ := strings.Cut(a, "/")
-	bk, bn, _ := strings.Cut(b, "/")
-	return normalKind(ak) == normalKind(bk) && strings.EqualFold(an, bn)
-}
-
-// kubectlShortNames are the short names kubectl's discovery reports for built-in kinds.
-var kubectlShortNames = map[string]string{
-	"cm": "configmap", "cj": "cronjob", "csr": "certificatesigningrequest", "deploy": "deployment",
-	"ds": "daemonset", "ep": "endpoints", "ev": "event", "hpa": "horizontalpodautoscaler", "ing": "ingress",
-	"limits": "limitrange", "mwc": "mutatingwebhookconfiguration", "netpol": "networkpolicy", "no": "node",
-	"ns": "namespace", "pc": "priorityclass", "pdb": "poddisruptionbudget", "po": "pod", "pv": "persistentvolume",
-	"pvc": "persistentvolumeclaim", "quota": "resourcequota", "rs": "replicaset", "sa": "serviceaccount",
-	"sc": "storageclass", "sts": "statefulset", "svc": "service", "vwc": "validatingwebhookconfiguration",
-	"endpoints": "endpoints",
-}
-
-// normalKind turns a kind as typed (Deployment, deployments.apps, deploy) into its lower-case singular.
-func normalKind(k string) string {
-	k = strings.ToLower(strings.TrimSpace(k))
-	k, _, _ = strings.Cut(k, ".")
-	if full, ok := kubectlShortNames[k]; ok {
-		return full
-	}
-	switch {
-	case strings.HasSuffix(k, "sses"):
-		return strings.TrimSuffix(k, "es")
-	case strings.HasSuffix(k, "ies"):
-		return strings.TrimSuffix(k, "ies") + "y"
-	case strings.HasSuffix(k, "s") && !strings.HasSuffix(k, "ss"):
-		return strings.TrimSuffix(k, "s")
-	}
-	return k
 }

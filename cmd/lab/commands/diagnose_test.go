@@ -8,40 +8,6 @@ import (
 	"github.com/cka-lab/lab/scenarios"
 )
 
-func TestSameObject(t *testing.T) {
-	for _, tc := range []struct {
-		typed, want string
-		same        bool
-	}{
-		{"deploy/web", "deployment/web", true},
-		{"Deployment/WEB", "deployment/web", true},
-		{"deployments.apps/web", "deployment/web", true},
-		{"rs/web-5d9", "replicaset/web-5d9", true},
-		{"cm/app-content", "configmap/app-content", true},
-		{"configmaps/app-content", "configmap/app-content", true},
-		{"pvc/data", "persistentvolumeclaim/data", true},
-		{"sa/deployer", "serviceaccount/deployer", true},
-		{"svc/web", "service/web", true},
-		{"vwc/resource-policy", "validatingwebhookconfiguration/resource-policy", true},
-		{"validatingwebhookconfigurations.admissionregistration.k8s.io/resource-policy", "validatingwebhookconfiguration/resource-policy", true},
-		{"no/lab-worker", "node/lab-worker", true},
-		{"nodes/lab-worker", "node/lab-worker", true},
-		{"netpol/deny", "networkpolicy/deny", true},
-		{"networkpolicies/deny", "networkpolicy/deny", true},
-		{"sc/standard", "storageclasses/standard", true},
-		{"ing/web", "ingresses/web", true},
-		{"ep/web", "endpoints/web", true},
-		{"role/deployer", "role/deployer", true},
-		{"rolebinding/deployer", "role/deployer", false},
-		{"deploy/web", "deployment/api", false},
-		{"pod/web", "deployment/web", false},
-	} {
-		if got := sameObject(tc.typed, tc.want); got != tc.same {
-			t.Errorf("sameObject(%q, %q) = %t, want %t", tc.typed, tc.want, got, tc.same)
-		}
-	}
-}
-
 func instanceWith(stage, object string) *scenarios.Instance {
 	return &scenarios.Instance{Scenario: &scenarios.Scenario{Stage: stage, Diagnosis: scenarios.Diagnosis{Object: object}}}
 }
