@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -218,7 +219,7 @@ func checkInit(in Evidence) (finding, bool) {
 			return finding{stage: Init, detail: fmt.Sprintf("init container %s could not be created", st.Name),
 				evidence: progress + oneLine(w.Reason+": "+w.Message), vars: vars}, true
 		case crashed(st):
-			return finding{stage: Init, detail: fmt.Sprintf("init container %s fails", st.Name), evidence: progress + exitLine(st), vars: vars}, true
+			return finding{stage: Init, detail: fmt.Sprintf("init container %s fails", st.Name), evidence: progress + in.exitLine(st), vars: vars}, true
 		case st.State.Running != nil && !isSidecar(pod, st.Name):
 			return finding{stage: Init, detail: fmt.Sprintf("init container %s still running (waiting on something?)", st.Name),
 				evidence: progress + fmt.Sprintf("init container %s is Running", st.Name), vars: vars}, true
@@ -278,27 +279,66 @@ func checkApp(in Evidence) (finding, bool) {
 			continue
 		}
 		detail := fmt.Sprintf("container %s crashes", st.Name)
+		exited := st.State.Terminated != nil
+		if exited {
+			// restartPolicy Never or OnFailure's last try (a Job's Pod): it failed once, for good.
+			detail = fmt.Sprintf("container %s failed", st.Name)
+		}
 		if t := lastExit(st); t != nil && t.Reason == "OOMKilled" {
 			detail = fmt.Sprintf("container %s was OOMKilled (memory limit too low?)", st.Name)
 		}
-		if probe := in.podEvent(livenessFailed(st.Name)); probe != nil {
+		if probe := in.liveness(st.Name); probe != nil {
 			// The prober restarts it: the app ran, its probe is what fails.
 			detail = fmt.Sprintf("container %s is restarted by its liveness probe", st.Name)
 			return finding{stage: Readiness, detail: detail, evidence: eventLine(probe), vars: map[string]string{"container": st.Name}}, true
 		}
-		return finding{stage: App, detail: detail, evidence: exitLine(st), vars: map[string]string{"container": st.Name}}, true
+		return finding{stage: App, detail: detail, evidence: in.exitLine(st), vars: map[string]string{"container": st.Name}, exited: exited}, true
 	}
 	return finding{}, false
 }
 
-// livenessFailed keeps the kubelet's events about a container it restarted
-// because its liveness probe failed.
-func livenessFailed(container string) func(*corev1.Event) bool {
-	return func(e *corev1.Event) bool {
-		return e.Reason == "Killing" && strings.Contains(e.Message, "Container "+container+" failed liveness probe") ||
-			e.Reason == "Unhealthy" && strings.HasPrefix(e.Message, "Liveness probe") &&
-				(e.InvolvedObject.FieldPath == "" || strings.Contains(e.InvolvedObject.FieldPath, "{"+container+"}"))
+// recentRestart is how long a restart of a container that runs again still
+// says it is broken: longer than the kubelet's first back-offs, shorter than
+// a fix takes to roll out and settle.
+const recentRestart = 5 * time.Minute
+
+// checkRestarts catches a container caught running between restarts: killed
+// by its liveness probe, or crashed, within recentRestart.
+func checkRestarts(in Evidence) (finding, bool) {
+	if in.Now.IsZero() {
+		return finding{}, false
 	}
+	for _, st := range in.Pod.Status.ContainerStatuses {
+		t := st.LastTerminationState.Terminated
+		if st.RestartCount == 0 || t == nil || in.Now.Sub(t.FinishedAt.Time) > recentRestart {
+			continue
+		}
+		vars := map[string]string{"container": st.Name}
+		if live := in.liveness(st.Name); live != nil {
+			return finding{stage: Readiness, detail: fmt.Sprintf("container %s is restarted by its liveness probe (%d restarts)", st.Name, st.RestartCount),
+				evidence: eventLine(live), vars: vars}, true
+		}
+		if t.ExitCode != 0 {
+			return finding{stage: App, detail: fmt.Sprintf("container %s crashed and was restarted (%d restarts); it runs again for now", st.Name, st.RestartCount),
+				evidence: in.exitLine(st), vars: vars}, true
+		}
+	}
+	return finding{}, false
+}
+
+// liveness returns the kubelet's newest event saying why it restarted a
+// container for its liveness probe: the probe's failure, which says why, else
+// the kill.
+func (in Evidence) liveness(container string) *corev1.Event {
+	if e := in.podEvent(func(e *corev1.Event) bool {
+		return e.Reason == "Unhealthy" && strings.HasPrefix(e.Message, "Liveness probe") &&
+			(e.InvolvedObject.FieldPath == "" || strings.Contains(e.InvolvedObject.FieldPath, "{"+container+"}"))
+	}); e != nil {
+		return e
+	}
+	return in.podEvent(func(e *corev1.Event) bool {
+		return e.Reason == "Killing" && strings.Contains(e.Message, "Container "+container+" failed liveness probe")
+	})
 }
 
 // crashed reports a container that exited badly, is backing off after doing
@@ -323,7 +363,9 @@ func lastExit(st corev1.ContainerStatus) *corev1.ContainerStateTerminated {
 	return st.LastTerminationState.Terminated
 }
 
-func exitLine(st corev1.ContainerStatus) string {
+// exitLine tells how a container exited: the kubelet's reason and code, its
+// termination message, else the last line it logged.
+func (in Evidence) exitLine(st corev1.ContainerStatus) string {
 	var parts []string
 	if w := st.State.Waiting; w != nil {
 		parts = append(parts, w.Reason)
@@ -334,8 +376,11 @@ func exitLine(st corev1.ContainerStatus) string {
 			exit = fmt.Sprintf("container %s exited %s (exit code %d)", st.Name, t.Reason, t.ExitCode)
 		}
 		parts = append(parts, exit)
-		if t.Message != "" {
+		switch {
+		case t.Message != "":
 			parts = append(parts, t.Message)
+		case in.LastLog[st.Name] != "":
+			parts = append(parts, "last log line: "+in.LastLog[st.Name])
 		}
 	}
 	return oneLine(strings.Join(parts, ": "))
@@ -428,7 +473,7 @@ func checkReadiness(in Evidence) (finding, bool) {
 	})
 	if st := containerStatus(pod, container); st != nil && st.RestartCount > 0 {
 		// Restarted since: the liveness probe, not readiness, is what keeps it down.
-		if live := in.podEvent(livenessFailed(container)); live != nil {
+		if live := in.liveness(container); live != nil {
 			return finding{stage: Readiness, detail: fmt.Sprintf("container %s is restarted by its liveness probe", container),
 				evidence: eventLine(live), vars: vars}, true
 		}

@@ -45,6 +45,12 @@ type Evidence struct {
 	Nodes []corev1.Node
 	// PVCs are the existing claims the Pod references.
 	PVCs []corev1.PersistentVolumeClaim
+	// Now is when the evidence was read; restarts within recentRestart of it
+	// still count. Zero leaves restarts of running containers unjudged.
+	Now time.Time
+	// LastLog is the last line each crashed container wrote before it
+	// exited, by container name; read by explain only.
+	LastLog map[string]string
 	// Service is nil when no Service is in front of the Pod.
 	Service *ServiceInfo
 	// Traffic is what a Running and Ready Pod meets when it serves and calls
@@ -55,7 +61,7 @@ type Evidence struct {
 // Workload is what the Pod's controller says about it.
 type Workload struct {
 	// Kind and Name as kubectl prints them, e.g. deployment and web.
-	Kind, Name string
+	Kind, Name, Namespace string
 	// Desired is how many Pods it asks for; nil when it does not say.
 	Desired *int32
 	// Why is what keeps it from wanting any Pod, e.g. "spec.replicas is 0";
@@ -101,6 +107,9 @@ type finding struct {
 	waits    string
 	// vars fill the stage's command placeholders beyond the Pod's own.
 	vars map[string]string
+	// exited marks a container that exited and was not restarted: its logs
+	// are the current ones, not --previous.
+	exited bool
 }
 
 // checks run in the kubelet's order (see the Stage constants); checks after
@@ -119,6 +128,7 @@ var checks = []func(Evidence) (finding, bool){
 	checkImage,
 	checkCreate,
 	checkApp,
+	checkRestarts,
 	checkWaiting,
 	checkReadiness,
 	checkService,
@@ -148,7 +158,7 @@ func Trace(in Evidence) Result {
 			h.Status, h.Detail = passed(s, in)
 		case s == res.Stopped:
 			h.Status, h.Detail = Failed, stop.detail
-			h.Commands = fill(s.Commands(), in, stop.vars)
+			h.Commands = commands(s, in, stop)
 		default:
 			h.Status = NotReached
 		}
@@ -162,6 +172,10 @@ func Trace(in Evidence) Result {
 // on are only passed when a Pod exists.
 func passed(s Stage, in Evidence) (Status, string) {
 	pod := in.Pod
+	if pod == nil {
+		// Only a controller that wants no Pod stops past controllers without one.
+		return Passed, ""
+	}
 	switch s {
 	case Controllers:
 		if ref := metav1.GetControllerOf(pod); ref != nil {
@@ -209,10 +223,31 @@ func workloadNotes(in Evidence) []string {
 }
 
 func (in Evidence) namespace() string {
-	if in.Pod != nil {
+	switch {
+	case in.Pod != nil:
 		return in.Pod.Namespace
+	case in.Workload != nil && in.Workload.Namespace != "":
+		return in.Workload.Namespace
 	}
 	return "<namespace>"
+}
+
+// commands are what to run at the stage where the journey stopped, with the
+// traced names filled in. Without a Pod, the controller is what to look at.
+func commands(s Stage, in Evidence, stop finding) []string {
+	cmds := s.Commands()
+	if in.Pod == nil {
+		cmds = slices.DeleteFunc(cmds, func(c string) bool { return strings.Contains(c, "<pod>") })
+		if w := in.Workload; w != nil {
+			cmds = append([]string{fmt.Sprintf("kubectl describe %s %s -n %s", w.Kind, w.Name, in.namespace())}, cmds...)
+		}
+	}
+	if stop.exited {
+		for i, c := range cmds {
+			cmds[i] = strings.Replace(c, " --previous", "", 1)
+		}
+	}
+	return fill(cmds, in, stop.vars)
 }
 
 // fill puts the traced Pod's names into a stage's commands.
@@ -221,8 +256,9 @@ func fill(cmds []string, in Evidence, vars map[string]string) []string {
 	for k, v := range vars {
 		pairs = append(pairs, "<"+k+">", v)
 	}
+	pairs = append(pairs, "<namespace>", in.namespace())
 	if pod := in.Pod; pod != nil {
-		pairs = append(pairs, "<pod>", pod.Name, "<namespace>", pod.Namespace)
+		pairs = append(pairs, "<pod>", pod.Name)
 		if pod.Spec.NodeName != "" {
 			pairs = append(pairs, "<node>", pod.Spec.NodeName)
 		}
@@ -383,4 +419,27 @@ func containsAny(s string, subs ...string) bool {
 // oneLine collapses whitespace so multi-line API errors fit on one line.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// Request is the journey of a request that creates no Pod (an RBAC or
+// admission task): the API server's stages pass up to stop ("" for all of
+// them), and the Pod's stages do not apply.
+func Request(stop Stage, detail, evidence string) Result {
+	res := Result{Stopped: stop, Evidence: evidence}
+	for _, s := range Stages() {
+		h := Handoff{Stage: s}
+		switch {
+		case stop != "" && s == stop:
+			h.Status, h.Detail = Failed, detail
+			h.Commands = s.Commands()
+		case stop != "" && s.Index() > stop.Index():
+			h.Status = NotReached
+		case s.Index() <= Persistence.Index():
+			h.Status = Passed
+		default:
+			h.Status, h.Detail = Skipped, "no Pod: the task is about an API request"
+		}
+		res.Handoffs = append(res.Handoffs, h)
+	}
+	return res
 }

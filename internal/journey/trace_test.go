@@ -485,6 +485,48 @@ func TestTrace(t *testing.T) {
 			evidence: "container web exited Error (exit code 3)",
 		},
 		{
+			name: "running again after its liveness probe killed it",
+			in: Evidence{Node: readyNode(), Now: t0.Add(time.Minute), Pod: healthyPod(func(p *corev1.Pod) {
+				st := &p.Status.ContainerStatuses[0]
+				st.RestartCount = 3
+				st.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{Reason: "Completed", FinishedAt: metav1.NewTime(t0)}
+			}), Events: []corev1.Event{
+				podEvent("Killing", "Container web failed liveness probe, will be restarted", 10),
+				podEvent("Unhealthy", "Liveness probe failed: HTTP probe failed with statuscode: 404", 8),
+			}},
+			stage:    Readiness,
+			evidence: "Unhealthy: Liveness probe failed: HTTP probe failed with statuscode: 404",
+			detail:   "container web is restarted by its liveness probe (3 restarts)",
+		},
+		{
+			name: "running again after a crash",
+			in: Evidence{Node: readyNode(), Now: t0.Add(time.Minute), LastLog: map[string]string{"web": "panic: no config"}, Pod: healthyPod(func(p *corev1.Pod) {
+				st := &p.Status.ContainerStatuses[0]
+				st.RestartCount = 1
+				st.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 2, FinishedAt: metav1.NewTime(t0)}
+			})},
+			stage:    App,
+			evidence: "container web exited Error (exit code 2): last log line: panic: no config",
+		},
+		{
+			name: "an old restart no longer counts",
+			in: Evidence{Node: readyNode(), Now: t0.Add(time.Hour), Pod: healthyPod(func(p *corev1.Pod) {
+				st := &p.Status.ContainerStatuses[0]
+				st.RestartCount = 1
+				st.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 2, FinishedAt: metav1.NewTime(t0)}
+			})},
+		},
+		{
+			name: "a failed job pod is not restarted: its logs are current",
+			in: Evidence{Node: readyNode(), Pod: healthyPod(func(p *corev1.Pod) {
+				p.Status.Phase = corev1.PodFailed
+				p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 3}}
+			})},
+			stage:    App,
+			evidence: "container web exited Error (exit code 3)",
+			detail:   "container web failed",
+		},
+		{
 			name:     "still creating, no error yet",
 			in:       Evidence{Node: readyNode(), Pod: healthyPod(creating)},
 			stage:    Sandbox,
@@ -669,5 +711,39 @@ func TestNewestEventUsesSeriesAndEventTime(t *testing.T) {
 	r = Trace(Evidence{Pod: healthyPod(unscheduled), Events: []corev1.Event{first, old, micro}})
 	if r.Evidence != "FailedScheduling: first" {
 		t.Errorf("Evidence = %q, want the event with only firstTimestamp", r.Evidence)
+	}
+}
+
+func TestCommandsCarryTheTracedNames(t *testing.T) {
+	failed := func(r Result) Handoff {
+		t.Helper()
+		for _, h := range r.Handoffs {
+			if h.Status == Failed {
+				return h
+			}
+		}
+		t.Fatalf("no failed handoff in %+v", r)
+		return Handoff{}
+	}
+	crash := Trace(Evidence{Node: readyNode(), Pod: healthyPod(waiting("CrashLoopBackOff", ""), exitedBefore("Error", 1))})
+	if got := failed(crash).Commands[0]; got != "kubectl logs web -c web --previous -n default" {
+		t.Errorf("crash loop: %q", got)
+	}
+	job := Trace(Evidence{Node: readyNode(), Pod: healthyPod(func(p *corev1.Pod) {
+		p.Status.Phase = corev1.PodFailed
+		p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}
+	})})
+	if got := failed(job).Commands[0]; got != "kubectl logs web -c web -n default" {
+		t.Errorf("a container that is not restarted has no --previous: %q", got)
+	}
+	ds := Trace(Evidence{Workload: &Workload{Kind: "daemonset", Name: "agent", Namespace: "ops", Why: "desires 0 Pods"}})
+	h := failed(ds)
+	if h.Stage != Scheduling || h.Commands[0] != "kubectl describe daemonset agent -n ops" {
+		t.Errorf("a workload without a Pod points at the workload: %+v", h)
+	}
+	for _, c := range h.Commands {
+		if strings.Contains(c, "<pod>") || strings.Contains(c, "<namespace>") {
+			t.Errorf("unfilled placeholder in %q", c)
+		}
 	}
 }

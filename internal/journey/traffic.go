@@ -56,7 +56,9 @@ type Traffic struct {
 // DNSInfo is the cluster DNS as the Pod sees it.
 type DNSInfo struct {
 	// ClusterIP is the kube-dns Service's; "" when there is no such Service.
-	ClusterIP      string
+	ClusterIP string
+	// ReadyEndpoints counts the kube-dns Service's; -1 when the Service could
+	// not be read, which leaves the judgement to the lookup.
 	ReadyEndpoints int
 	// Servers says which CoreDNS Pods are not Ready and why, "" when all are.
 	Servers string
@@ -75,7 +77,8 @@ type Lookup struct {
 // Denial is an API request a container's log shows refused with 403.
 type Denial struct {
 	Container string
-	Line      string
+	// Line is the API server's message, e.g. `secrets is forbidden: User ...`.
+	Line string
 	// User is the ServiceAccount's user name, system:serviceaccount:NS:NAME.
 	User      string
 	Verb      string
@@ -89,7 +92,7 @@ type Denial struct {
 
 // forbiddenRE is the API server's 403 message as client-go and a raw HTTP
 // body (quotes escaped in JSON) both carry it.
-var forbiddenRE = regexp.MustCompile(`User \\?"(system:serviceaccount:[^"\\]+)\\?" cannot ([a-z]+) resource \\?"([^"\\]+)\\?"(?: in API group \\?"([^"\\]*)\\?")?(?: in the namespace \\?"([^"\\]+)\\?")?`)
+var forbiddenRE = regexp.MustCompile(`(?:[a-z0-9./-]+ is forbidden: )?User \\?"(system:serviceaccount:[^"\\]+)\\?" cannot ([a-z]+) resource \\?"([^"\\]+)\\?"(?: in API group \\?"([^"\\]*)\\?")?(?: in the namespace \\?"([^"\\]+)\\?"| at the cluster scope)?`)
 
 // Denials finds the refused API requests of a ServiceAccount in a container's
 // log, the newest first and each request once.
@@ -107,10 +110,8 @@ func Denials(container, log string) []Denial {
 			continue
 		}
 		seen[key] = true
-		line := oneLine(lines[i])
-		if len(line) > 240 {
-			line = line[:240] + "..."
-		}
+		// The API server's message itself, unescaped from a JSON body.
+		line := strings.ReplaceAll(m[0], `\"`, `"`)
 		out = append(out, Denial{Container: container, Line: line, User: m[1], Verb: m[2], Resource: m[3], Group: m[4], Namespace: m[5]})
 	}
 	return out
@@ -569,7 +570,7 @@ func checkDNS(in Evidence) (finding, bool) {
 		if pod.Spec.DNSConfig != nil {
 			servers = pod.Spec.DNSConfig.Nameservers
 		}
-		if d.ClusterIP != "" && !slices.Contains(servers, d.ClusterIP) && (d.Lookup == nil || failed) {
+		if d.ReadyEndpoints >= 0 && d.ClusterIP != "" && !slices.Contains(servers, d.ClusterIP) && (d.Lookup == nil || failed) {
 			return finding{stage: DNS, detail: fmt.Sprintf("dnsPolicy None sends the Pod's lookups to %s, not the cluster DNS %s", strings.Join(servers, ", "), d.ClusterIP),
 				evidence: fmt.Sprintf("spec.dnsPolicy None, spec.dnsConfig.nameservers [%s]%s", strings.Join(servers, " "), lookup)}, true
 		}
@@ -581,6 +582,7 @@ func checkDNS(in Evidence) (finding, bool) {
 		return finding{}, false
 	default:
 		switch {
+		case d.ReadyEndpoints < 0:
 		case d.ClusterIP == "":
 			return finding{stage: DNS, detail: "the cluster has no DNS Service", evidence: "no Service kube-dns in namespace kube-system"}, true
 		case d.ReadyEndpoints == 0:
@@ -617,7 +619,7 @@ func checkAPIAccess(in Evidence) (finding, bool) {
 		}
 		_, name, _ := strings.Cut(sa, ":")
 		return finding{stage: APIAccess, detail: fmt.Sprintf("the app may not %s %s%s: RBAC grants its ServiceAccount %s no such right", d.Verb, what, where, sa),
-			evidence: fmt.Sprintf("container %s logs: %s", d.Container, d.Line),
+			evidence: fmt.Sprintf("container %s logged: %s", d.Container, d.Line),
 			vars:     map[string]string{"container": d.Container, "serviceaccount": name}}, true
 	}
 	return finding{}, false

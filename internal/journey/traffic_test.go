@@ -206,7 +206,7 @@ func TestTraceAfterReady(t *testing.T) {
 			in: Evidence{Node: readyNode(), Pod: servingPod(), Traffic: &Traffic{DNS: healthyDNS(),
 				Denials: Denials("web", `E1204 pods is forbidden: User "system:serviceaccount:default:default" cannot list resource "pods" in API group "" in the namespace "default"`)}},
 			stage:    APIAccess,
-			evidence: `container web logs: E1204 pods is forbidden: User "system:serviceaccount:default:default" cannot list resource "pods" in API group "" in the namespace "default"`,
+			evidence: `container web logged: pods is forbidden: User "system:serviceaccount:default:default" cannot list resource "pods" in API group "" in the namespace "default"`,
 		},
 		{
 			name: "forbidden in the past, allowed now",
