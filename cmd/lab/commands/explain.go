@@ -3,243 +3,165 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
-	discoveryv1 "k8s.io/api/discovery/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cka-lab/lab/grader"
 	"github.com/cka-lab/lab/internal/journey"
 	"github.com/cka-lab/lab/internal/journey/evidence"
 	"github.com/cka-lab/lab/internal/session"
-	"github.com/cka-lab/lab/scenarios"
 )
 
-// explanation is a journey traced from the live cluster, with what it was traced for.
-type explanation struct {
-	subject  string
-	result   journey.Result
-	symptoms []symptomResult
+type explainOptions struct {
+	output    string
+	namespace string
+	kind      string
+	name      string
 }
 
-type symptomResult struct {
-	name   string
-	result grader.Result
+// explanation is what explain prints: the journey, and for a task about an API request its symptoms.
+type explanation struct {
+	evidence.Explanation
+	symptoms []grader.Symptom
+	// graded: the trace is of the current scenario, which lab check grades.
+	graded bool
 }
 
 func newExplainCmd(f *Factory) *cobra.Command {
-	var output string
+	o := &explainOptions{}
 	c := &cobra.Command{
-		Use:   "explain",
-		Short: "Draw the scenario's Pod journey from the live cluster: what passed, where it stops, and the evidence",
-		Long: `explain traces the current scenario's workload from live cluster evidence (the Pod, its events, its
-node, its claims, its Service) and draws the journey from kubectl to Running + Ready: the handoffs that
-passed, the one where it stops with the event or condition that shows it, and the commands to investigate.
-A task about an API request with no Pod is traced from a server-side dry run of that request.
-Run it again after your fix: the whole chain passes. It shows where the Pod stopped, so record your own
-diagnosis first (` + "`lab diagnose`" + `).`,
-		Example: "  lab explain\n  lab explain -o json",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := validateOutput(output); err != nil {
+		Use:   "explain [KIND/NAME]",
+		Short: "Draw a Pod's journey from the live cluster: what passed, where it stops, and the evidence",
+		Long: `explain traces a workload from live cluster evidence and draws its Pod's journey from kubectl to
+Running + Ready and on to the traffic it serves: the handoffs that passed, the one where it stops with the
+event, condition or field that shows it, and the commands to look further.
+
+Point it at anything on a lab cluster (deploy/web, pod/web-7d9c-x2k, sts/db, ds/agent, job/backup, rs/...,
+with -n NAMESPACE), with or without a scenario running; without an argument it traces the current
+scenario's workload (a task about an API request with no Pod is traced from a server-side dry run of that
+request). It only reads: the Pod, its events, node and claims, its controller's rollout, the Service in
+front, the NetworkPolicies that select it, cluster DNS (a name lookup run inside the Pod) and the 403s in
+its containers' recent logs. Record your own diagnosis first (` + "`lab diagnose`" + `): explain shows
+where the Pod stopped.`,
+		Example: "  lab explain\n  lab explain deploy/web -n shop\n  lab explain pod/web-7d9c-x2k -n shop -o json",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.complete(args); err != nil {
 				return err
 			}
-			sess, err := f.Session(cmd.Context())
-			if err != nil {
-				return err
-			}
-			_, inst, err := currentInstance(f, sess)
-			if err != nil {
-				return err
-			}
-			ex, err := explain(cmd.Context(), sess, inst)
-			if err != nil {
-				return err
-			}
-			if output == "json" {
-				return json.NewEncoder(f.Out).Encode(ex.result)
-			}
-			ex.print(f.Out)
-			return nil
+			return o.run(cmd.Context(), f)
 		},
 	}
-	c.Flags().StringVarP(&output, "output", "o", "", "output format: json (journey.Result)")
+	c.Flags().StringVarP(&o.output, "output", "o", "", "output format: json")
+	c.Flags().StringVarP(&o.namespace, "namespace", "n", "", "namespace of KIND/NAME (default: default)")
 	return c
 }
 
-// explain traces the scenario's workload: the Pods its checks (or symptoms) select, else the API request of its
-// symptoms.
-func explain(ctx context.Context, sess *session.Session, inst *scenarios.Instance) (*explanation, error) {
-	kc := sess.Cluster.Clients.Kube
-	if sel, ok := workload(inst); ok {
-		svc, err := serviceInfo(ctx, sess, inst, sel.Namespace)
-		if err != nil {
-			return nil, err
+func (o *explainOptions) complete(args []string) error {
+	if err := validateOutput(o.output); err != nil {
+		return err
+	}
+	if len(args) == 0 {
+		if o.namespace != "" {
+			return errors.New("--namespace goes with KIND/NAME: lab explain deploy/web -n " + o.namespace)
 		}
-		prefix := sel.Name
-		if prefix == "" {
-			prefix = appOf(sel.Selector)
-		}
-		res, err := evidence.Trace(ctx, kc, sel.Namespace, sel.Name, sel.Selector, prefix, svc)
+		return nil
+	}
+	var err error
+	o.kind, o.name, err = journey.ParseWorkload(args[0])
+	return err
+}
+
+func (o *explainOptions) run(ctx context.Context, f *Factory) error {
+	sess, err := f.Session(ctx)
+	if err != nil {
+		return err
+	}
+	var ex *explanation
+	if o.kind != "" {
+		ex, err = o.explainWorkload(ctx, sess)
+	} else {
+		ex, err = explainScenario(ctx, f, sess)
+	}
+	if err != nil {
+		return err
+	}
+	if o.output == "json" {
+		return json.NewEncoder(f.Out).Encode(ex.Explanation)
+	}
+	ex.print(f.Out)
+	return nil
+}
+
+func (o *explainOptions) explainWorkload(ctx context.Context, sess *session.Session) (*explanation, error) {
+	ns := o.namespace
+	if ns == "" {
+		ns = sess.Cluster.Namespace
+	}
+	if ns == "" {
+		ns = "default"
+	}
+	c := sess.Cluster.Clients
+	e, err := evidence.Explain(ctx, c.Config, c.Kube, evidence.Target{Kind: o.kind, Namespace: ns, Name: o.name})
+	if err != nil {
+		return nil, err
+	}
+	return &explanation{Explanation: *e}, nil
+}
+
+// explainScenario traces the current scenario's workload, or the API request of a task without one.
+func explainScenario(ctx context.Context, f *Factory, sess *session.Session) (*explanation, error) {
+	a, err := sess.Current()
+	if err != nil {
+		return nil, err
+	}
+	if a == nil {
+		return nil, fmt.Errorf("no scenario is running on cluster %s: name what to explain (lab explain deploy/web -n shop), or start a scenario (lab list)", sess.Cluster.Name)
+	}
+	_, inst, err := currentInstance(f, sess)
+	if err != nil {
+		return nil, err
+	}
+	c := sess.Cluster.Clients
+	if t, ok := evidence.ScenarioTarget(inst); ok {
+		e, err := evidence.Explain(ctx, c.Config, c.Kube, t)
 		if err != nil {
 			return nil, fmt.Errorf("trace the Pods of %s: %w", inst.ID, err)
 		}
-		return &explanation{subject: describeSelector(sel), result: res}, nil
+		return &explanation{Explanation: *e, graded: true}, nil
 	}
-	return explainRequest(ctx, sess, inst)
-}
-
-// workload is the first Pod selector of the scenario's checks, then of its symptoms.
-func workload(inst *scenarios.Instance) (scenarios.PodSelector, bool) {
-	for _, list := range [][]scenarios.Check{inst.Checks, inst.Symptom} {
-		for _, c := range list {
-			switch {
-			case c.PodsReady != nil:
-				return c.PodsReady.PodSelector, true
-			case c.PodState != nil:
-				return c.PodState.PodSelector, true
-			}
-		}
-	}
-	return scenarios.PodSelector{}, false
-}
-
-func describeSelector(sel scenarios.PodSelector) string {
-	if sel.Name != "" {
-		return fmt.Sprintf("Pod %s in namespace %s", sel.Name, sel.Namespace)
-	}
-	return fmt.Sprintf("Pods %s in namespace %s", sel.Selector, sel.Namespace)
-}
-
-// appOf finds the workload name in an app=NAME selector, so a Deployment's events are found before any Pod
-// exists.
-func appOf(sel string) string {
-	for _, term := range strings.Split(sel, ",") {
-		if k, v, ok := strings.Cut(term, "="); ok && (k == "app" || k == "app.kubernetes.io/name") {
-			return v
-		}
-	}
-	return ""
-}
-
-// serviceInfo finds the Service the scenario's checks put in front of the workload, and counts its ready
-// endpoints; nil when there is none.
-func serviceInfo(ctx context.Context, sess *session.Session, inst *scenarios.Instance, ns string) (*journey.ServiceInfo, error) {
-	name := ""
-	for _, c := range append(append(append([]scenarios.Check{}, inst.Checks...), inst.Collateral...), inst.Symptom...) {
-		switch {
-		case c.Endpoints != nil && c.Endpoints.Namespace == ns:
-			name = c.Endpoints.Service
-		case c.HTTP != nil && c.HTTP.Namespace == ns:
-			name = c.HTTP.Service
-		}
-		if name != "" {
-			break
-		}
-	}
-	if name == "" {
-		return nil, nil
-	}
-	sl, err := sess.Cluster.Clients.Kube.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + name})
+	env := grader.Env{Clients: c, Nodes: sess.Cluster.Nodes, Stage: journey.Stage(inst.Stage)}
+	subject, res, symptoms, err := grader.ExplainRequest(ctx, env, inst.Symptom)
 	if err != nil {
-		return nil, fmt.Errorf("list the endpoints of Service %s/%s: %w", ns, name, err)
+		return nil, fmt.Errorf("scenario %s: %w", inst.ID, err)
 	}
-	info := &journey.ServiceInfo{Name: name}
-	for _, s := range sl.Items {
-		for _, ep := range s.Endpoints {
-			if ep.Conditions.Ready == nil || *ep.Conditions.Ready {
-				info.ReadyEndpoints++
-			}
-		}
-	}
-	return info, nil
-}
-
-// explainRequest traces a task with no Pod (RBAC, admission) from its symptoms: an admission symptom's dry
-// run yields the API server's own error, which the journey classifies; without one, a can-i symptom that still
-// says no stops at authorization.
-func explainRequest(ctx context.Context, sess *session.Session, inst *scenarios.Instance) (*explanation, error) {
-	env := grader.Env{Clients: sess.Cluster.Clients, Nodes: sess.Cluster.Nodes, Stage: journey.Stage(inst.Stage)}
-	ex := &explanation{}
-	var admission, canI *symptomResult
-	var admissionAs, canIAs string
-	for _, c := range inst.Symptom {
-		ex.symptoms = append(ex.symptoms, symptomResult{c.Name, grader.Evaluate(ctx, env, c)})
-		last := &ex.symptoms[len(ex.symptoms)-1]
-		switch {
-		case c.Admission != nil && !c.Admission.Allowed && admission == nil:
-			admission, admissionAs = last, c.Admission.As
-		case c.CanI != nil && !c.CanI.Allowed && canI == nil:
-			canI, canIAs = last, c.CanI.As
-		}
-	}
-	// A symptom that no longer holds means the request now gets through: the API server's stages pass.
-	switch {
-	case admission != nil:
-		ex.subject, ex.result = "the request "+requester(admissionAs)+" (server-side dry run)", requestJourney("", "", "")
-		if admission.result.OK {
-			ex.result = journey.Trace(journey.Evidence{APIError: admission.result.Evidence})
-		}
-	case canI != nil:
-		ex.subject, ex.result = "the request "+requester(canIAs)+" (access review)", requestJourney("", "", "")
-		if canI.result.OK {
-			ex.result = requestJourney(journey.Authorization, "RBAC does not allow this request", canI.result.Evidence)
-		}
-	default:
-		return nil, fmt.Errorf("scenario %s has no Pod and no API request to trace", inst.ID)
-	}
-	return ex, nil
-}
-
-func requester(as string) string {
-	if as == "" {
-		return "of your kubeconfig's user"
-	}
-	return "as " + as
-}
-
-// requestJourney is the journey of a request that creates no Pod: the API server's stages pass up to stop,
-// and the Pod's stages do not apply.
-func requestJourney(stop journey.Stage, detail, evidence string) journey.Result {
-	res := journey.Result{Stopped: stop, Evidence: evidence}
-	for _, s := range journey.Stages() {
-		h := journey.Handoff{Stage: s}
-		switch {
-		case stop != "" && s == stop:
-			h.Status, h.Detail = journey.Failed, detail
-		case stop != "" && s.Index() > stop.Index():
-			h.Status = journey.NotReached
-		case s.Index() <= journey.Persistence.Index():
-			h.Status = journey.Passed
-		default:
-			h.Status, h.Detail = journey.Skipped, "no Pod: the task is about an API request"
-		}
-		res.Handoffs = append(res.Handoffs, h)
-	}
-	return res
+	return &explanation{Explanation: evidence.Explanation{Subject: subject, Result: res}, symptoms: symptoms, graded: true}, nil
 }
 
 func (ex *explanation) print(w io.Writer) {
-	fmt.Fprintf(w, "Journey of %s\n\n", ex.subject)
-	journey.Render(w, ex.result, useColor(w))
+	fmt.Fprintf(w, "Journey of %s\n\n", ex.Subject)
+	journey.Render(w, ex.Result, useColor(w))
 	if len(ex.symptoms) > 0 {
 		fmt.Fprintln(w, "\nSymptoms (the fault as the task shows it):")
 		for _, s := range ex.symptoms {
 			state := paint(w, color.FgRed)("present")
-			if !s.result.OK {
+			if !s.Result.OK {
 				state = paint(w, color.FgGreen)("gone   ")
 			}
-			fmt.Fprintf(w, "  %s  %s: %s\n", state, s.name, s.result.Evidence)
+			fmt.Fprintf(w, "  %s  %s: %s\n", state, s.Name, s.Result.Evidence)
 		}
 	}
-	if ex.result.Stopped == "" {
+	switch {
+	case ex.Stopped == "" && ex.graded:
 		fmt.Fprintln(w, "\nEvery handoff passes. `lab check` grades it.")
+	case ex.Stopped == "":
+		fmt.Fprintln(w, "\nEvery handoff passes.")
 	}
 }
 

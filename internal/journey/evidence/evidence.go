@@ -1,11 +1,13 @@
 // Package evidence reads from a live cluster what journey.Trace needs to tell where a Pod stopped: the Pod,
-// its events, its node, its claims, and its owners' events.
+// its events, its node, its claims, its owners' events, and (for explain) the Service, policies, DNS and logs a
+// Running Pod meets. It only reads.
 package evidence
 
 import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,9 +44,9 @@ func Pods(ctx context.Context, kc kubernetes.Interface, ns, name, selector strin
 	return out, nil
 }
 
-// ForPod gathers the evidence about one Pod (nil: no Pod exists; ownerPrefix then finds its would-be owners'
-// events, e.g. a ReplicaSet's FailedCreate).
-func ForPod(ctx context.Context, kc kubernetes.Interface, ns string, pod *corev1.Pod, ownerPrefix string) (journey.Evidence, error) {
+// forPod gathers the evidence about one Pod (nil: no Pod exists); owner reports the controllers whose events
+// belong to it, e.g. a ReplicaSet's FailedCreate.
+func forPod(ctx context.Context, kc kubernetes.Interface, ns string, pod *corev1.Pod, owner func(name string) bool) (journey.Evidence, error) {
 	ev := journey.Evidence{Pod: pod}
 	all, err := kc.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -67,9 +69,11 @@ func ForPod(ctx context.Context, kc kubernetes.Interface, ns string, pod *corev1
 			if n, err := kc.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{}); err == nil {
 				ev.Node = n
 			}
+		} else if nl, err := kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
+			// A NotReady node explains the not-ready taint the scheduler could not tolerate.
+			ev.Nodes = nl.Items
 		}
 	}
-	owners := ownerNames(ctx, kc, ns, pod, ownerPrefix)
 	for _, e := range all.Items {
 		o := e.InvolvedObject
 		switch {
@@ -77,7 +81,7 @@ func ForPod(ctx context.Context, kc kubernetes.Interface, ns string, pod *corev1
 			ev.Events = append(ev.Events, e)
 		case o.Kind == "PersistentVolumeClaim" && claims[o.Name]:
 			ev.Events = append(ev.Events, e)
-		case (o.Kind == "ReplicaSet" || o.Kind == "Deployment" || o.Kind == "StatefulSet" || o.Kind == "DaemonSet" || o.Kind == "Job") && owners(o.Name):
+		case (o.Kind == "ReplicaSet" || o.Kind == "Deployment" || o.Kind == "StatefulSet" || o.Kind == "DaemonSet" || o.Kind == "Job") && owner(o.Name):
 			ev.OwnerEvents = append(ev.OwnerEvents, e)
 		}
 	}
@@ -117,11 +121,11 @@ func Trace(ctx context.Context, kc kubernetes.Interface, ns, name, selector, own
 			pod = &pods[i]
 		}
 	}
-	ev, err := ForPod(ctx, kc, ns, pod, ownerPrefix)
+	ev, err := forPod(ctx, kc, ns, pod, ownerNames(ctx, kc, ns, pod, ownerPrefix))
 	if err != nil {
 		return journey.Result{}, err
 	}
-	ev.Service = svc
+	ev.Service, ev.Now = svc, time.Now()
 	return journey.Trace(ev), nil
 }
 
