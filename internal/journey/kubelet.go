@@ -221,8 +221,12 @@ func checkInit(in Evidence) (finding, bool) {
 		case crashed(st):
 			return finding{stage: Init, detail: fmt.Sprintf("init container %s fails", st.Name), evidence: progress + in.exitLine(st), vars: vars}, true
 		case st.State.Running != nil && !isSidecar(pod, st.Name):
+			line := fmt.Sprintf("init container %s is Running", st.Name)
+			if last := in.LastLog[st.Name]; last != "" {
+				line += ": last log line: " + last
+			}
 			return finding{stage: Init, detail: fmt.Sprintf("init container %s still running (waiting on something?)", st.Name),
-				evidence: progress + fmt.Sprintf("init container %s is Running", st.Name), vars: vars}, true
+				evidence: progress + line, vars: vars}, true
 		}
 	}
 	return finding{}, false

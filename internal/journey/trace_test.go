@@ -411,6 +411,14 @@ func TestTrace(t *testing.T) {
 			detail:   "init container wait-db still running (waiting on something?)",
 		},
 		{
+			name: "init still running says what it waits for",
+			in: Evidence{Node: readyNode(), LastLog: map[string]string{"wait-db": "nslookup: can't resolve 'db'"}, Pod: healthyPod(withInit(corev1.ContainerState{
+				Running: &corev1.ContainerStateRunning{},
+			}, nil))},
+			stage:    Init,
+			evidence: "Init:0/1: init container wait-db is Running: last log line: nslookup: can't resolve 'db'",
+		},
+		{
 			name: "an init container's image stops the init stage",
 			in: Evidence{Node: readyNode(), Pod: healthyPod(withInit(corev1.ContainerState{
 				Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "busybox:1.36"`},

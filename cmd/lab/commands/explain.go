@@ -129,8 +129,8 @@ func explainScenario(ctx context.Context, f *Factory, sess *session.Session) (*e
 		return nil, err
 	}
 	c := sess.Cluster.Clients
-	if t, ok := evidence.ScenarioTarget(inst); ok {
-		e, err := evidence.Explain(ctx, c.Config, c.Kube, t)
+	if targets := evidence.ScenarioTargets(inst); len(targets) > 0 {
+		e, err := evidence.ExplainFirst(ctx, c.Config, c.Kube, targets)
 		if err != nil {
 			return nil, fmt.Errorf("trace the Pods of %s: %w", inst.ID, err)
 		}

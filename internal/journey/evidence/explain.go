@@ -1,7 +1,9 @@
 package evidence
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -142,57 +144,79 @@ func ingressIsolated(policies []networkingv1.NetworkPolicy, pod *corev1.Pod) boo
 	return false
 }
 
-// ScenarioTarget is what a scenario's task is about: the Pods of its first check (or symptom) that names Pods,
-// with the Service its checks put in front of them; false when the task has no Pod (RBAC, admission).
-func ScenarioTarget(inst *scenarios.Instance) (Target, bool) {
-	var sel *scenarios.PodSelector
-	for _, list := range [][]scenarios.Check{inst.Checks, inst.Symptom} {
-		for _, c := range list {
-			switch {
-			case c.PodsReady != nil:
-				sel = &c.PodsReady.PodSelector
-			case c.PodState != nil:
-				sel = &c.PodState.PodSelector
-			case c.Exec != nil:
-				sel = &c.Exec.PodSelector
-			}
-			if sel != nil {
-				break
-			}
-		}
-		if sel != nil {
-			break
+// ScenarioTargets are the workloads a scenario's task is about, in the order the learner meets them: the Pods
+// behind each Service its checks reach, then the Pods its checks and symptoms run commands in (the learner's
+// vantage point, e.g. the client whose lookups fail), then the Pods they want Ready. None for a task without a
+// Pod (RBAC, admission).
+func ScenarioTargets(inst *scenarios.Instance) []Target {
+	all := slices.Concat(inst.Checks, inst.Collateral, inst.Symptom)
+	var out []Target
+	add := func(t Target) {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
 		}
 	}
-	if sel == nil {
-		return Target{}, false
-	}
-	t := Target{Namespace: sel.Namespace, Name: sel.Name, Selector: sel.Selector}
-	for _, c := range append(append(append([]scenarios.Check{}, inst.Checks...), inst.Collateral...), inst.Symptom...) {
+	for _, c := range all {
 		switch {
-		case c.Endpoints != nil && c.Endpoints.Namespace == t.Namespace:
-			t.Service = c.Endpoints.Service
-		case c.HTTP != nil && c.HTTP.Namespace == t.Namespace:
-			t.Service = c.HTTP.Service
-		}
-		if t.Service != "" {
-			break
+		case c.HTTP != nil:
+			add(Target{Namespace: c.HTTP.Namespace, Service: c.HTTP.Service})
+		case c.Endpoints != nil:
+			add(Target{Namespace: c.Endpoints.Namespace, Service: c.Endpoints.Service})
 		}
 	}
-	return t, true
+	for _, c := range all {
+		if c.Exec != nil {
+			add(Target{Namespace: c.Exec.Namespace, Name: c.Exec.Name, Selector: c.Exec.Selector})
+		}
+	}
+	for _, c := range all {
+		switch {
+		case c.PodsReady != nil:
+			add(Target{Namespace: c.PodsReady.Namespace, Name: c.PodsReady.Name, Selector: c.PodsReady.Selector})
+		case c.PodState != nil:
+			add(Target{Namespace: c.PodState.Namespace, Name: c.PodState.Name, Selector: c.PodState.Selector})
+		}
+	}
+	return out
 }
 
-// lastLogs reads the last line each container that exited with an error wrote: what the app said before it
-// died is often the whole diagnosis.
+// ExplainFirst traces the targets in turn and returns the first whose journey stops; when every one passes,
+// the first. A target that is not there (a Service the fix has yet to create) is passed over.
+func ExplainFirst(ctx context.Context, cfg *rest.Config, kc kubernetes.Interface, targets []Target) (*Explanation, error) {
+	var first *Explanation
+	var firstErr error
+	for _, t := range targets {
+		ex, err := Explain(ctx, cfg, kc, t)
+		if err != nil {
+			firstErr = cmp.Or(firstErr, err)
+			continue
+		}
+		if ex.Stopped != "" {
+			return ex, nil
+		}
+		if first == nil {
+			first = ex
+		}
+	}
+	if first == nil {
+		return nil, cmp.Or(firstErr, errors.New("nothing to trace"))
+	}
+	return first, nil
+}
+
+// lastLogs reads the last line each container that exited with an error wrote, and each init container that
+// still runs: what the app said before it died, or what an init container waits for, is often the whole
+// diagnosis.
 func lastLogs(ctx context.Context, kc kubernetes.Interface, pod *corev1.Pod) map[string]string {
 	out := map[string]string{}
-	for _, st := range slices.Concat(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses) {
+	for i, st := range slices.Concat(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses) {
 		t := st.State.Terminated
-		previous := t == nil
+		previous := t == nil && st.State.Running == nil
 		if previous {
 			t = st.LastTerminationState.Terminated
 		}
-		if t == nil || t.ExitCode == 0 {
+		waits := i < len(pod.Status.InitContainerStatuses) && st.State.Running != nil
+		if !waits && (t == nil || t.ExitCode == 0) {
 			continue
 		}
 		lctx, cancel := context.WithTimeout(ctx, logTimeout)

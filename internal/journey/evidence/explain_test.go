@@ -20,6 +20,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/cka-lab/lab/internal/journey"
+	"github.com/cka-lab/lab/scenarios"
 )
 
 // The fixtures are what a lab cluster (Kubernetes v1.35) made of testdata/broken.yaml, recorded by
@@ -235,3 +236,76 @@ func TestExplainOnlyReads(t *testing.T) {
 		}
 	}
 }
+
+func TestScenarioTargetsAndExplainFirst(t *testing.T) {
+	kc := clientset(t, "shop.yaml", "cluster.yaml")
+	ex, err := ExplainFirst(t.Context(), nil, kc, []Target{
+		{Namespace: "shop", Service: "missing"},        // not there yet: passed over
+		{Namespace: "shop", Service: "healthy"},        // passes
+		{Namespace: "shop", Service: "lonely"},         // its selector lost the Pods: the workload named like it
+		{Namespace: "shop", Selector: "app=bad-image"}, // not reached: lonely stops first
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Stopped != journey.Service || !strings.Contains(ex.Evidence, "Service lonely selects app=lonly") {
+		t.Errorf("stopped at %q: %q", ex.Stopped, ex.Evidence)
+	}
+	if !strings.HasPrefix(ex.Subject, "the Pods behind Service lonely in namespace shop (Pod lonely-") {
+		t.Errorf("subject %q", ex.Subject)
+	}
+	ex, err = ExplainFirst(t.Context(), nil, kc, []Target{{Namespace: "shop", Service: "missing"}, {Namespace: "shop", Service: "healthy"}})
+	if err != nil || ex.Stopped != "" || !strings.HasPrefix(ex.Subject, "the Pods behind Service healthy") {
+		t.Errorf("every target passing shows the first that exists: %v %+v", err, ex)
+	}
+	if _, err := ExplainFirst(t.Context(), nil, kc, []Target{{Namespace: "shop", Service: "missing"}}); err == nil ||
+		!strings.Contains(err.Error(), `service "missing" not found in namespace shop`) {
+		t.Errorf("nothing to trace: %v", err)
+	}
+}
+
+func TestScenarioTargetsFollowTheLearnersView(t *testing.T) {
+	cat, err := scenarios.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		id   string
+		want []string
+	}{
+		// The Service's backends first, then the client the check runs wget in.
+		{"service-wrong-targetport", []string{"the Pods behind Service ${app}", "Pods app=client"}},
+		// The client whose lookups fail before the CoreDNS Pods that crash.
+		{"coredns-corefile-typo", []string{"Pods app=client", "Pods k8s-app=kube-dns"}},
+		{"bad-image-tag", []string{"the Pods behind Service ${app}", "Pods app=${app}"}},
+		{"rbac-deployer-create", nil},
+	} {
+		sc, err := cat.Get(tc.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inst, err := sc.Instantiate(1, noNodes{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, target := range ScenarioTargets(inst) {
+			got = append(got, strings.SplitN(target.String(), " in namespace", 2)[0])
+		}
+		want := make([]string, len(tc.want))
+		for i, w := range tc.want {
+			want[i] = strings.ReplaceAll(w, "${app}", inst.Values["app"])
+		}
+		if strings.Join(got, "; ") != strings.Join(want, "; ") {
+			t.Errorf("%s: targets %q, want %q", tc.id, got, want)
+		}
+	}
+}
+
+// noNodes resolves the builtin vars of scenarios that reach no node.
+type noNodes struct{}
+
+func (noNodes) Nodes(string) ([]string, error)   { return nil, errors.New("no nodes") }
+func (noNodes) CNIConfig(string) (string, error) { return "", errors.New("no nodes") }
+func (noNodes) CNIPlugin(string) (string, error) { return "", errors.New("no nodes") }
+func (noNodes) Builtin(name string) string       { return name }

@@ -224,8 +224,12 @@ func clusterDNS(ctx context.Context, kc kubernetes.Interface) journey.DNSInfo {
 	if err != nil {
 		return d
 	}
-	ready, down := 0, []string{}
+	ready, down, n := 0, []string{}, 0
 	for _, p := range pl.Items {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		n++
 		if Ready(&p) {
 			ready++
 		} else {
@@ -233,10 +237,10 @@ func clusterDNS(ctx context.Context, kc kubernetes.Interface) journey.DNSInfo {
 		}
 	}
 	switch {
-	case len(pl.Items) == 0:
+	case n == 0:
 		d.Servers = "no CoreDNS Pod exists"
 	case len(down) > 0:
-		d.Servers = fmt.Sprintf("%d of %d CoreDNS Pods Ready (%s)", ready, len(pl.Items), strings.Join(down, ", "))
+		d.Servers = fmt.Sprintf("%d of %d CoreDNS Pods Ready (%s)", ready, n, strings.Join(down, ", "))
 	}
 	return d
 }

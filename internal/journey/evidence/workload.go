@@ -27,13 +27,20 @@ type Target struct {
 	Name      string
 	Selector  string
 	// Service is the Service in front of the Pods when the caller knows it (a scenario's checks); "" finds the
-	// Services that select the traced Pod.
+	// Services that select the traced Pod. Alone (no Kind, Name or Selector) it targets the Service's
+	// backends: the Pods it selects, else those of the workload named like it (a selector that lost them).
 	Service string
+}
+
+func (t Target) backends() bool {
+	return t.Kind == "" && t.Name == "" && t.Selector == "" && t.Service != ""
 }
 
 // String names the target as the learner reads it.
 func (t Target) String() string {
 	switch {
+	case t.backends():
+		return fmt.Sprintf("the Pods behind Service %s in namespace %s", t.Service, t.Namespace)
 	case t.Kind != "":
 		return fmt.Sprintf("%s/%s in namespace %s", t.Kind, t.Name, t.Namespace)
 	case t.Name != "":
@@ -88,6 +95,8 @@ func resolve(ctx context.Context, kc kubernetes.Interface, t Target) (*workload,
 		return nil, nil, fmt.Errorf("read %s/%s in %s: %w", t.Kind, t.Name, t.Namespace, err)
 	}
 	switch {
+	case t.backends():
+		return backends(ctx, kc, t)
 	case t.Kind == "pod":
 		p, err := kc.CoreV1().Pods(t.Namespace).Get(ctx, t.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
@@ -116,6 +125,37 @@ func resolve(ctx context.Context, kc kubernetes.Interface, t Target) (*workload,
 	}
 	pods, err := workloadPods(ctx, kc, t.Namespace, w)
 	return w, pods, err
+}
+
+// backends are the Pods a Service selects, else, when it selects none, the Pods of the Deployment or
+// StatefulSet named like it.
+func backends(ctx context.Context, kc kubernetes.Interface, t Target) (*workload, []corev1.Pod, error) {
+	svc, err := kc.CoreV1().Services(t.Namespace).Get(ctx, t.Service, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil, fmt.Errorf("service %q not found in namespace %s (kubectl get svc -n %s lists what is there)", t.Service, t.Namespace, t.Namespace)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read Service %s/%s: %w", t.Namespace, t.Service, err)
+	}
+	if len(svc.Spec.Selector) > 0 {
+		pl, err := kc.CoreV1().Pods(t.Namespace).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(svc.Spec.Selector).String()})
+		if err != nil {
+			return nil, nil, fmt.Errorf("list the Pods of Service %s/%s: %w", t.Namespace, t.Service, err)
+		}
+		if len(pl.Items) > 0 {
+			return nil, pl.Items, nil
+		}
+	}
+	for _, kind := range []string{"deployment", "statefulset"} {
+		w, err := readWorkload(ctx, kc, t.Namespace, kind, t.Service)
+		if err != nil {
+			continue
+		}
+		pods, err := workloadPods(ctx, kc, t.Namespace, w)
+		return w, pods, err
+	}
+	return nil, nil, fmt.Errorf("service %s/%s selects no Pod (%s), and no Deployment or StatefulSet is named like it",
+		t.Namespace, t.Service, labels.SelectorFromSet(svc.Spec.Selector))
 }
 
 // workloadPods lists the Pods a workload controls.
