@@ -59,7 +59,7 @@ var _ = Describe("explaining workloads broken by hand", Ordered, Label("learner"
 			{"deploy/env-key", journey.Container, "couldn't find key colour in ConfigMap shop/settings"},
 			{"job/backup", journey.App, "exit code 3): last log line: cannot reach db"},
 			{"deploy/not-ready", journey.Readiness, "Readiness probe failed: HTTP probe failed with statuscode: 404"},
-			{"deploy/liveness", journey.Readiness, "liveness probe"},
+			{"deploy/liveness", journey.Readiness, "Liveness probe failed"},
 			{"deploy/lonely", journey.Service, "Service lonely selects app=lonly"},
 			{"deploy/wrong-port", journey.Service, "a connection to wrong-port-"},
 			{"deploy/fenced", journey.NetworkPolicy, "only from Pods app=frontend in namespace shop; no Pod matches"},

@@ -42,7 +42,8 @@ type Traffic struct {
 	// Policies are the NetworkPolicies of the Pod's namespace.
 	Policies []networkingv1.NetworkPolicy
 	// Namespaces and Peers are every namespace and Pod, to tell whether a
-	// policy's peers match anything; read only when a policy selects the Pod.
+	// policy's peers match anything; nil when not read (no policy in the
+	// namespace, or not allowed).
 	Namespaces []corev1.Namespace
 	Peers      []corev1.Pod
 	// Proxy names the kube-proxy Pods that are not Ready; "" when all are or
@@ -460,10 +461,11 @@ func namedPort(pod *corev1.Pod, name string) int32 {
 	return -1
 }
 
-// peersMatch reports whether any peer matches an existing Pod (an ipBlock is
-// taken to match: lab cannot tell who sits behind an address).
+// peersMatch reports whether any peer matches an existing Pod. What lab
+// cannot tell counts as a match: an ipBlock (who sits behind an address), and
+// peers it could not read (a shared cluster's learner may not list them).
 func peersMatch(peers []networkingv1.NetworkPolicyPeer, in Evidence) bool {
-	if len(peers) == 0 {
+	if len(peers) == 0 || in.Traffic.Peers == nil {
 		return true
 	}
 	nsLabels := map[string]map[string]string{}
@@ -483,6 +485,9 @@ func peersMatch(peers []networkingv1.NetworkPolicyPeer, in Evidence) bool {
 			podSel = s
 		}
 		if peer.NamespaceSelector != nil {
+			if in.Traffic.Namespaces == nil {
+				return true
+			}
 			s, err := metav1.LabelSelectorAsSelector(peer.NamespaceSelector)
 			if err != nil {
 				continue

@@ -143,6 +143,14 @@ func TestTraceAfterReady(t *testing.T) {
 			evidence: "networkpolicy/allow-frontend allows ingress to port 80/TCP only from Pods app=frontend in namespace default; no Pod matches",
 		},
 		{
+			name: "peers that could not be read are not judged",
+			in: Evidence{Node: readyNode(), Pod: servingPod(), Service: webService(intstr.FromInt32(80)), Traffic: &Traffic{DNS: healthyDNS(),
+				Policies: []networkingv1.NetworkPolicy{policy("allow-frontend", networkingv1.NetworkPolicySpec{
+					PolicyTypes: ingressOnly(),
+					Ingress:     []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{PodSelector: frontend}}}},
+				})}}},
+		},
+		{
 			name: "allowed peers match a pod",
 			in: Evidence{Node: readyNode(), Pod: servingPod(), Service: webService(intstr.FromInt32(80)), Traffic: &Traffic{DNS: healthyDNS(),
 				Policies: []networkingv1.NetworkPolicy{policy("allow-frontend", networkingv1.NetworkPolicySpec{
