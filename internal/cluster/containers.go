@@ -12,9 +12,8 @@ import (
 	"github.com/cka-lab/lab/internal/kube"
 )
 
-// stoppedNodes lists the cluster's node containers that are not running: after a Docker restart, kind's
-// nodes (restart policy on-failure) stay stopped, and every API call would time out without saying why.
-func stoppedNodes(ctx context.Context, name string) ([]string, error) {
+// nodeContainers lists the cluster's node containers with their Docker state ("running", "exited", ...).
+func nodeContainers(ctx context.Context, name string) (map[string]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, hostenv.DockerBinary, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster="+name,
@@ -22,14 +21,46 @@ func stoppedNodes(ctx context.Context, name string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list node containers of %s: %w", name, err)
 	}
-	var stopped []string
+	states := map[string]string{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if f := strings.Fields(line); len(f) == 2 && f[1] != "running" {
-			stopped = append(stopped, f[0])
+		if f := strings.Fields(line); len(f) == 2 {
+			states[f[0]] = f[1]
+		}
+	}
+	return states, nil
+}
+
+// stoppedNodes lists the cluster's node containers that are not running: after a Docker restart, kind's
+// nodes (restart policy on-failure) stay stopped, and every API call would time out without saying why.
+func stoppedNodes(ctx context.Context, name string) ([]string, error) {
+	states, err := nodeContainers(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	var stopped []string
+	for n, st := range states {
+		if st != "running" {
+			stopped = append(stopped, n)
 		}
 	}
 	sort.Strings(stopped)
 	return stopped, nil
+}
+
+// runningNodes lists the cluster's running node containers.
+func runningNodes(ctx context.Context, name string) ([]string, error) {
+	states, err := nodeContainers(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	var running []string
+	for n, st := range states {
+		if st == "running" {
+			running = append(running, n)
+		}
+	}
+	sort.Strings(running)
+	return running, nil
 }
 
 // startNodes starts stopped node containers and waits until containerd answers in each: kind's entrypoint brings
@@ -52,4 +83,23 @@ func startNodes(ctx context.Context, containers []string) error {
 		}
 	}
 	return nil
+}
+
+// StopNode stops a node container the way `docker stop` does, after thawing cgroups left frozen in it, and
+// thaws and tries again when Docker could not kill a process (see frozen.go).
+func StopNode(ctx context.Context, container string) error {
+	var err error
+	for attempt := 1; attempt <= deleteAttempts; attempt++ {
+		_, _ = ThawNode(ctx, container)
+		var out []byte
+		out, err = exec.CommandContext(ctx, hostenv.DockerBinary, "stop", container).CombinedOutput()
+		if err == nil {
+			return nil
+		}
+		err = fmt.Errorf("docker stop %s: %s: %w", container, strings.TrimSpace(string(out)), err)
+		if !killFailed(err) {
+			return err
+		}
+	}
+	return err
 }

@@ -106,6 +106,8 @@ func (p *Provider) reuse(ctx context.Context, name string, o CreateOptions) (*Cl
 	if err := p.store.Read(name, recordFile, &rec); err == nil && rec.Phase == PhaseCreating {
 		return nil, errHalfMade
 	}
+	// A cgroup left frozen keeps its Pod from ever stopping: recovering the cluster starts by thawing it.
+	p.thawBefore(ctx, name, "reusing")
 	if stopped, err := stoppedNodes(ctx, name); err != nil {
 		return nil, err
 	} else if len(stopped) > 0 && rec.Phase == PhaseReady {

@@ -33,11 +33,48 @@ func (p *Provider) Delete(ctx context.Context, name string) error {
 		}
 	}
 	return p.status.Step(fmt.Sprintf("Deleting cluster %q", name), func() error {
-		if err := p.kind.Delete(name, rec.Kubeconfig); err != nil {
-			return fmt.Errorf("delete kind cluster %s: %w", name, err)
+		if err := p.deleteNodes(ctx, name, rec.Kubeconfig); err != nil {
+			return err
 		}
 		return p.store.RemoveCluster(name)
 	})
+}
+
+// deleteAttempts bounds how often a delete that Docker could not finish is retried after a thaw.
+const deleteAttempts = 3
+
+// deleteNodes removes the cluster's node containers with kind. It first thaws cgroups left frozen in them, and
+// thaws and tries again when Docker could not kill a container (see frozen.go): a frozen process never dies.
+func (p *Provider) deleteNodes(ctx context.Context, name, kubeconfig string) error {
+	var err error
+	for attempt := 1; attempt <= deleteAttempts; attempt++ {
+		p.thawBefore(ctx, name, "deleting")
+		if err = p.kind.Delete(name, kubeconfig); err == nil || !killFailed(err) {
+			break
+		}
+	}
+	if err != nil {
+		if out := dockerOutput(err); out != "" {
+			return fmt.Errorf("delete kind cluster %s: %s: %w", name, out, err)
+		}
+		return fmt.Errorf("delete kind cluster %s: %w", name, err)
+	}
+	return nil
+}
+
+// thawBefore thaws every running node of the cluster before lab stops or deletes it, and says so when it did.
+// It is best effort: a node it cannot look into is left to Docker, and to the retry when Docker fails.
+func (p *Provider) thawBefore(ctx context.Context, name, doing string) {
+	running, err := runningNodes(ctx, name)
+	if err != nil || len(running) == 0 {
+		return
+	}
+	thawed, _ := ThawNodes(ctx, running)
+	for _, n := range running {
+		if t := thawed[n]; len(t) > 0 {
+			p.status.Info("Thawed %d cgroup(s) left frozen in node %s before %s it (%s)", len(t), n, doing, shortCgroups(t))
+		}
+	}
 }
 
 // Status is what `lab cluster status` reports.
@@ -49,6 +86,10 @@ type Status struct {
 	Kubeconfig string       `json:"kubeconfig,omitempty"`
 	NodeImage  string       `json:"nodeImage,omitempty"`
 	Nodes      []NodeStatus `json:"nodes,omitempty"`
+	// Frozen names, per node container, the cgroups left frozen in it (see frozen.go).
+	Frozen map[string][]string `json:"frozenCgroups,omitempty"`
+	// Warnings are one line each about the cluster's health that do not change its state.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // NodeStatus is one node of Status.
@@ -86,6 +127,7 @@ func (p *Provider) Status(ctx context.Context, name string) Status {
 		return st
 	}
 	st.ID, st.Kubeconfig, st.NodeImage, st.State = c.ID, c.Kubeconfig, c.NodeImage, "Running"
+	st.frozen(ctx)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	nl, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
@@ -101,4 +143,24 @@ func (p *Provider) Status(ctx context.Context, name string) Status {
 		st.Nodes = append(st.Nodes, NodeStatus{Name: n.Name, Role: role, Ready: NodeReady(&n), Version: n.Status.NodeInfo.KubeletVersion})
 	}
 	return st
+}
+
+// frozen looks for cgroups left frozen in the cluster's running nodes and adds a warning per node.
+func (st *Status) frozen(ctx context.Context) {
+	running, err := runningNodes(ctx, st.Name)
+	if err != nil {
+		return
+	}
+	for _, n := range running {
+		f, err := FrozenCgroups(ctx, n)
+		if err != nil || len(f) == 0 {
+			continue
+		}
+		if st.Frozen == nil {
+			st.Frozen = map[string][]string{}
+		}
+		st.Frozen[n] = f
+		st.Warnings = append(st.Warnings, fmt.Sprintf("node %s has %d cgroup(s) left frozen (%s): their processes cannot stop; "+
+			"`lab cluster delete` and `lab cluster create` thaw them first", n, len(f), shortCgroups(f)))
+	}
 }

@@ -116,6 +116,9 @@ func newClusterStatusCmd(f *Factory) *cobra.Command {
 			if st.ID != "" {
 				fmt.Fprintf(f.Out, "ID:       %s\nImage:    %s\n", st.ID, st.NodeImage)
 			}
+			for _, w := range st.Warnings {
+				fmt.Fprintf(f.Out, "Warning:  %s\n", w)
+			}
 			if st.Message != "" {
 				fmt.Fprintf(f.Out, "Message:  %s\n", st.Message)
 			}
