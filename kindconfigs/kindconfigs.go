@@ -15,6 +15,8 @@ var (
 	labConfig []byte
 	//go:embed cgroupv1-kubelet.yaml
 	cgroupV1Patch string
+	//go:embed cgroupv1-containerd.toml
+	cgroupV1ContainerdPatch string
 	//go:embed restrict-oom-score-adj.toml
 	restrictOOMPatch string
 )
@@ -22,7 +24,7 @@ var (
 // Options say what to render.
 type Options struct {
 	Workers int
-	// CgroupV1 adds the kubelet patch; NoSysResource adds the containerd patch.
+	// CgroupV1 adds the kubelet and containerd cgroup v1 patches; NoSysResource adds the oom_score_adj patch.
 	CgroupV1      bool
 	NoSysResource bool
 }
@@ -51,6 +53,7 @@ func Render(o Options) (*v1alpha4.Cluster, error) {
 	}
 	if o.CgroupV1 {
 		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, cgroupV1Patch)
+		cfg.ContainerdConfigPatches = append(cfg.ContainerdConfigPatches, cgroupV1ContainerdPatch)
 	}
 	if o.NoSysResource {
 		cfg.ContainerdConfigPatches = append(cfg.ContainerdConfigPatches, restrictOOMPatch)

@@ -31,11 +31,21 @@ func TestRenderHostPatches(t *testing.T) {
 	if len(cfg.Nodes) != 4 {
 		t.Fatalf("want 4 nodes, got %d", len(cfg.Nodes))
 	}
-	if len(cfg.KubeadmConfigPatches) != 2 || !strings.Contains(cfg.KubeadmConfigPatches[1], "failCgroupV1: false") {
+	if len(cfg.KubeadmConfigPatches) != 2 || !strings.Contains(cfg.KubeadmConfigPatches[1], "failCgroupV1: false") ||
+		!strings.Contains(cfg.KubeadmConfigPatches[1], "cgroupDriver: cgroupfs") {
 		t.Errorf("kubelet patch: %q", cfg.KubeadmConfigPatches)
 	}
-	if len(cfg.ContainerdConfigPatches) != 1 || !strings.Contains(cfg.ContainerdConfigPatches[0], "restrict_oom_score_adj = true") {
-		t.Errorf("containerd patch: %q", cfg.ContainerdConfigPatches)
+	// The kubelet's and containerd's cgroup drivers must agree, or no Pod sandbox starts.
+	if len(cfg.ContainerdConfigPatches) != 2 || !strings.Contains(cfg.ContainerdConfigPatches[0], "SystemdCgroup = false") ||
+		!strings.Contains(cfg.ContainerdConfigPatches[1], "restrict_oom_score_adj = true") {
+		t.Errorf("containerd patches: %q", cfg.ContainerdConfigPatches)
+	}
+	cfg, err = Render(Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.KubeadmConfigPatches) != 1 || len(cfg.ContainerdConfigPatches) != 0 {
+		t.Errorf("a cgroup v2 host with CAP_SYS_RESOURCE gets no host patch: %q %q", cfg.KubeadmConfigPatches, cfg.ContainerdConfigPatches)
 	}
 }
 
