@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/cka-lab/lab/e2e/framework"
+	"github.com/cka-lab/lab/internal/cluster"
+	"github.com/cka-lab/lab/internal/kube"
 )
 
 // Safety: an interrupted or concurrent lab leaves a cluster `lab reset` repairs, lab's files stay private,
@@ -123,8 +126,7 @@ var _ = Describe("safety and reliability", Label("safety"), func() {
 
 	It("detects stopped node containers and recovers them with `lab cluster create`", func(ctx SpecContext) {
 		worker := lab.Cluster + "-worker"
-		out, err := exec.CommandContext(ctx, "docker", "stop", worker).CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), "%s", out)
+		Expect(cluster.StopNode(ctx, worker)).To(Succeed())
 		r := lab.Run(ctx, "status")
 		Expect(r.Code).NotTo(Equal(0))
 		Expect(r.Stderr).To(ContainSubstring("has stopped node containers (" + worker + ")"))
@@ -135,4 +137,63 @@ var _ = Describe("safety and reliability", Label("safety"), func() {
 		Expect(lab.MustRun(ctx, "cluster", "status").Stdout).To(ContainSubstring("State:    Running"))
 		expectClean(ctx)
 	}, SpecTimeout(8*time.Minute))
+
+	// Issue 26: a container's cgroup left frozen inside a node (as an interrupted runc leaves it on cgroup v1)
+	// makes Docker fail to stop or remove the node: lab reports it, and stops, recovers and deletes anyway.
+	It("stops, recovers and deletes a node with a cgroup left frozen in it", func(ctx SpecContext) {
+		worker := lab.Cluster + "-worker"
+		freezePod := func() {
+			GinkgoHelper()
+			kubectl(ctx, "delete", "pod", "frozen", "-n", "default", "--ignore-not-found", "--grace-period=0", "--force")
+			kubectl(ctx, "run", "frozen", "-n", "default", "--image=busybox:1.36", "--restart=Never",
+				`--overrides={"spec":{"nodeName":"`+worker+`"}}`, "--", "sleep", "3600")
+			kubectl(ctx, "wait", "-n", "default", "--for=condition=Ready", "pod/frozen", "--timeout=90s")
+			// The container's own cgroup, found from its process inside the node, frozen the way runc leaves it.
+			out, err := exec.CommandContext(ctx, "docker", "exec", worker, "sh", "-ec", `
+id=$(crictl ps --name frozen -q | head -n1)
+pid=$(crictl inspect --output go-template --template '{{.info.pid}}' "$id")
+if p=$(grep -E '^[0-9]+:freezer:' /proc/$pid/cgroup); then
+  echo FROZEN > /sys/fs/cgroup/freezer${p#*:freezer:}/freezer.state
+else
+  p=$(grep '^0::' /proc/$pid/cgroup); echo 1 > /sys/fs/cgroup${p#0::}/cgroup.freeze
+fi`).CombinedOutput()
+			Expect(err).NotTo(HaveOccurred(), "%s", out)
+		}
+
+		freezePod()
+		st := lab.MustRun(ctx, "cluster", "status")
+		Expect(st.Stdout).To(MatchRegexp(`Warning: +node ` + worker + ` has 1 cgroup\(s\) left frozen`))
+		var js struct {
+			Frozen map[string][]string `json:"frozenCgroups"`
+		}
+		Expect(json.Unmarshal([]byte(lab.MustRun(ctx, "cluster", "status", "-o", "json").Stdout), &js)).To(Succeed())
+		Expect(js.Frozen).To(HaveKey(worker))
+
+		Expect(cluster.StopNode(ctx, worker)).To(Succeed())
+		create := lab.MustRun(ctx, "cluster", "create")
+		Expect(create.Stderr).To(ContainSubstring("Starting stopped node containers"))
+		Expect(lab.MustRun(ctx, "cluster", "status").Stdout).To(ContainSubstring("State:    Running"))
+
+		freezePod()
+		del := lab.MustRun(ctx, "cluster", "delete")
+		Expect(del.Stdout + del.Stderr).To(ContainSubstring("Thawed 1 cgroup(s) left frozen in node " + worker))
+		out, err := exec.CommandContext(ctx, "docker", "ps", "-a", "-q", "--filter", "label=io.x-k8s.kind.cluster="+lab.Cluster).Output()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.TrimSpace(string(out))).To(BeEmpty(), "node containers left after lab cluster delete")
+
+		// The specs after this one need their cluster back, and clients that know its new certificates.
+		lab.MustRun(ctx, "cluster", "create")
+		var cerr error
+		clients, cerr = kube.FromKubeconfig(lab.Kubeconfig())
+		Expect(cerr).NotTo(HaveOccurred())
+		expectClean(ctx)
+	}, SpecTimeout(10*time.Minute))
 })
+
+// kubectl runs kubectl against the lab cluster and expects it to succeed.
+func kubectl(ctx context.Context, args ...string) string {
+	GinkgoHelper()
+	out, err := exec.CommandContext(ctx, framework.Kubectl(), append([]string{"--kubeconfig", lab.Kubeconfig()}, args...)...).CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "kubectl %s\n%s", strings.Join(args, " "), out)
+	return string(out)
+}

@@ -26,7 +26,7 @@ func recordTiming(scenario, phase string, d time.Duration) {
 	AddReportEntry("timing", timing{scenario, phase, d.Seconds()}, ReportEntryVisibilityNever)
 }
 
-var phases = []string{"create", "start-to-symptom", "wrong-fix-check", "fix-to-pass", "reset"}
+var phases = []string{"create", "start-to-symptom", "wrong-fix-check", "alt-fix", "fix-to-pass", "shortcut-probe", "reset"}
 
 // Report the medians of every phase per scenario once all processes are done.
 var _ = ReportAfterSuite("timings", func(r Report) {
@@ -45,12 +45,18 @@ var _ = ReportAfterSuite("timings", func(r Report) {
 		}
 		all[t.Scenario][t.Phase] = append(all[t.Scenario][t.Phase], t.Seconds)
 	}
+	// Busy time is what every process spent in specs and suite nodes: with parallel processes it exceeds the
+	// wall time, and what the phases do not account for is the rest of each spec (kubectl steps, checks of
+	// lab's own output, waits of the cluster and safety specs).
+	var busy time.Duration
 	for _, s := range r.SpecReports {
+		busy += s.RunTime
 		for _, e := range s.ReportEntries {
 			add(e)
 		}
 	}
 	printTimings(os.Stdout, all)
+	printSplit(os.Stdout, all, r.RunTime, busy, r.SuiteConfig.ParallelTotal)
 	if path := os.Getenv("E2E_TIMINGS"); path != "" {
 		out := map[string]map[string]float64{}
 		for sc, ps := range all {
@@ -78,7 +84,7 @@ func median(v []float64) float64 {
 
 func printTimings(w io.Writer, all map[string]map[string][]float64) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nSCENARIO\tPHASE\tMEDIAN\tRUNS")
+	fmt.Fprintln(tw, "\nSCENARIO\tPHASE\tMEDIAN\tRUNS\tTOTAL")
 	names := make([]string, 0, len(all))
 	for n := range all {
 		names = append(names, n)
@@ -88,7 +94,7 @@ func printTimings(w io.Writer, all map[string]map[string][]float64) {
 	for _, n := range names {
 		for _, p := range phases {
 			if v := all[n][p]; len(v) > 0 {
-				fmt.Fprintf(tw, "%s\t%s\t%.1fs\t%d\n", n, p, median(v), len(v))
+				fmt.Fprintf(tw, "%s\t%s\t%.1fs\t%d\t%.0fs\n", n, p, median(v), len(v), sum(v))
 				if n != "cluster create" {
 					byPhase[p] = append(byPhase[p], v...)
 				}
@@ -97,8 +103,37 @@ func printTimings(w io.Writer, all map[string]map[string][]float64) {
 	}
 	for _, p := range phases {
 		if v := byPhase[p]; len(v) > 0 {
-			fmt.Fprintf(tw, "ALL SCENARIOS\t%s\t%.1fs\t%d\n", p, median(v), len(v))
+			fmt.Fprintf(tw, "ALL SCENARIOS\t%s\t%.1fs\t%d\t%.0fs\n", p, median(v), len(v), sum(v))
 		}
 	}
 	tw.Flush()
+}
+
+// printSplit prints where the suite's time went: each phase's total over every scenario and process, and the
+// rest, against the wall time, so a slow CI run can be explained from its log alone.
+func printSplit(w io.Writer, all map[string]map[string][]float64, wall, busy time.Duration, procs int) {
+	total := map[string]float64{}
+	var phased float64
+	for _, ps := range all {
+		for p, v := range ps {
+			total[p] += sum(v)
+			phased += sum(v)
+		}
+	}
+	fmt.Fprintf(w, "\nSUITE: %.0fs wall on %d process(es), %.0fs busy in specs:", wall.Seconds(), max(procs, 1), busy.Seconds())
+	for _, p := range phases {
+		if total[p] > 0 {
+			fmt.Fprintf(w, " %s %.0fs (%.0f%%),", p, total[p], 100*total[p]/max(busy.Seconds(), 1))
+		}
+	}
+	other := max(busy.Seconds()-phased, 0)
+	fmt.Fprintf(w, " other %.0fs (%.0f%%)\n", other, 100*other/max(busy.Seconds(), 1))
+}
+
+func sum(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s
 }
