@@ -23,11 +23,15 @@ func (s *Store) LockCluster(ctx context.Context, cluster string, wait time.Durat
 		return nil, err
 	}
 	fl := flock.New(path)
-	ctx, cancel := context.WithTimeout(ctx, wait)
+	waitCtx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	ok, err := fl.TryLockContext(ctx, 200*time.Millisecond)
-	if err != nil && ctx.Err() == nil {
+	ok, err := fl.TryLockContext(waitCtx, 200*time.Millisecond)
+	if err != nil && waitCtx.Err() == nil {
 		return nil, fmt.Errorf("lock cluster %s: %w", cluster, err)
+	}
+	// Ended by the caller (Ctrl-C), not by the wait running out: the cluster may well be free.
+	if !ok && ctx.Err() != nil {
+		return nil, fmt.Errorf("interrupted while waiting for the lock on cluster %s: %w", cluster, ctx.Err())
 	}
 	if !ok {
 		holder, _ := os.ReadFile(path + ".owner")

@@ -78,3 +78,18 @@ func TestClearClusterKeepsTheLock(t *testing.T) {
 		t.Errorf("clearing a cluster with no state: %v", err)
 	}
 }
+
+func TestLockWaitInterruptedIsNotBusy(t *testing.T) {
+	s := At(t.TempDir())
+	l, err := s.LockCluster(context.Background(), "lab", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Unlock() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond) // Ctrl-C during a long wait
+	defer cancel()
+	_, err = s.LockCluster(ctx, "lab", time.Minute)
+	if !errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "busy") {
+		t.Fatalf("an interrupted wait says so, not busy: %v", err)
+	}
+}
