@@ -25,6 +25,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
+// RequestTimeout bounds each API request lab makes, watches excepted.
+const RequestTimeout = 30 * time.Second
+
 // FieldManager names lab in managedFields, so a learner's `kubectl apply` never fights lab's.
 const FieldManager = "lab"
 
@@ -52,8 +55,12 @@ func FromConfig(cfg *rest.Config) (*Clients, error) {
 	cfg = rest.CopyConfig(cfg)
 	// lab issues bursts of small requests (apply a scenario, read its state); the default 5 QPS throttles them.
 	cfg.QPS, cfg.Burst = 50, 100
-	cfg.Timeout = 30 * time.Second
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return finalDrops{next: rt} })
+	// Warnings answer the requests lab makes of its own accord (emptying a namespace lists every kind, v1
+	// Endpoints included): printed, they would tell a learner about APIs they never used.
+	cfg.WarningHandler = rest.NoWarnings{}
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return requestTimeout{next: finalDrops{next: rt}, timeout: RequestTimeout}
+	})
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err

@@ -1,9 +1,12 @@
 package kube
 
 import (
+	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 )
@@ -33,4 +36,42 @@ var _ utilnet.RoundTripperWrapper = finalDrops{}
 func defuse(msg string) string {
 	return strings.NewReplacer("connection reset by peer", "connection reset", "EOF", "end of stream",
 		"use of closed network connection", "closed connection", "GOAWAY", "go-away").Replace(msg)
+}
+
+// requestTimeout bounds every request but a watch. rest.Config's Timeout is the http.Client's, which also
+// ends every watch after it (lab's waits then reopened their watches every 30 s); a watch lives as long as
+// the context of the wait that opened it.
+type requestTimeout struct {
+	next    http.RoundTripper
+	timeout time.Duration
+}
+
+func (t requestTimeout) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Query().Get("watch") == "true" {
+		return t.next.RoundTrip(req)
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), t.timeout)
+	resp, err := t.next.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	// The deadline covers reading the body too, as the client's Timeout did; closing it releases the timer.
+	resp.Body = cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+func (t requestTimeout) WrappedRoundTripper() http.RoundTripper { return t.next }
+
+var _ utilnet.RoundTripperWrapper = requestTimeout{}
+
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
