@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 
@@ -55,12 +56,10 @@ func (e Env) countEndpoints(ctx context.Context, ns, svc string) (ready, notRead
 	return ready, notReady, nil
 }
 
+// selectorString writes a Service's selector as `kubectl get -l` takes it, keys sorted: evidence built from
+// map order read differently from one run to the next.
 func selectorString(m map[string]string) string {
-	var parts []string
-	for k, v := range m {
-		parts = append(parts, k+"="+v)
-	}
-	return strings.Join(parts, ",")
+	return labels.SelectorFromSet(m).String()
 }
 
 // http asks the Service through the API server's proxy, which forwards to a ready endpoint: it proves the

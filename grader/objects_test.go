@@ -25,3 +25,12 @@ func TestJSONPathPrintsLikeKubectl(t *testing.T) {
 		}
 	}
 }
+
+func TestSelectorStringIsStable(t *testing.T) {
+	m := map[string]string{"tier": "web", "app": "shop", "env": "prod", "zone": "a"}
+	for range 20 {
+		if got := selectorString(m); got != "app=shop,env=prod,tier=web,zone=a" {
+			t.Fatalf("selectorString = %q", got)
+		}
+	}
+}
