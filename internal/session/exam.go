@@ -145,7 +145,7 @@ func (s *Session) StartMany(ctx context.Context, choose func(scenarios.Resolver)
 		s.Status.Info("Question %d/%d: %s (%s)", i+1, len(insts), inst.ID, inst.Stage)
 		if err := s.breakCluster(ctx, inst); err != nil {
 			e.Phase, e.Error = PhaseFailed, err.Error()
-			_ = s.SaveExam(e)
+			err = withFailureSaved(err, func() error { return s.SaveExam(e) })
 			return nil, nil, fmt.Errorf("start exam question %d (%s): %w (run `lab exam stop` to restore the cluster)", i+1, inst.ID, err)
 		}
 	}
@@ -179,7 +179,7 @@ func (s *Session) GradeExam(ctx context.Context, e *Exam, insts []*scenarios.Ins
 		plan.Questions = append(plan.Questions, grader.QuestionFor(inst, -1))
 	}
 	dir := filepath.Join(s.Store.ClusterDir(s.Cluster.Name), "exams", e.ID, time.Now().UTC().Format("20060102T150405.000"))
-	out, err := grader.RunChild(ctx, s.Self, plan, dir, []string{"LAB_CLUSTER=" + s.Cluster.Name})
+	out, err := grader.RunChild(ctx, s.Self, plan, dir, []string{"LAB_CLUSTER=" + s.Cluster.Name}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("grade exam %s: %w", e.ID, err)
 	}

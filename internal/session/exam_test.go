@@ -1,7 +1,9 @@
 package session
 
 import (
+	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,5 +69,16 @@ func TestReadExam(t *testing.T) {
 	}
 	if q := out.Questions[1]; q.Scenario != "bad-image-tag" || !q.Flagged || q.Values["ns"] != "web" || !out.Deadline().Equal(in.Deadline()) {
 		t.Errorf("read back %+v", out)
+	}
+}
+
+func TestFailureSavedOrSaid(t *testing.T) {
+	cause := errors.New("inject: webhook not ready")
+	if err := withFailureSaved(cause, func() error { return nil }); err != cause {
+		t.Errorf("saved: %v, want the failure alone", err)
+	}
+	err := withFailureSaved(cause, func() error { return errors.New("disk full") })
+	if !errors.Is(err, cause) || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("not saved: %v, want both the failure and why it was not recorded", err)
 	}
 }

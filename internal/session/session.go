@@ -166,7 +166,7 @@ func (s *Session) Start(ctx context.Context, sc *scenarios.Scenario, seed int64)
 	}
 	if err := s.breakCluster(ctx, inst); err != nil {
 		a.Phase, a.Error = PhaseFailed, err.Error()
-		_ = s.Store.Write(s.Cluster.Name, attemptFile, a)
+		err = withFailureSaved(err, func() error { return s.Store.Write(s.Cluster.Name, attemptFile, a) })
 		return nil, fmt.Errorf("start %s: %w (run `lab reset` to restore the cluster)", sc.ID, err)
 	}
 	a.Phase, a.Started = PhaseActive, time.Now().UTC()
@@ -373,4 +373,13 @@ func (s *Session) CheckDir() string {
 		}
 	}
 	return filepath.Join(root, time.Now().UTC().Format("20060102T150405.000"))
+}
+
+// withFailureSaved saves a failed phase and returns the failure, with the save's own error when it could not
+// be saved: the learner would otherwise read "starting" in `lab status` and never learn why.
+func withFailureSaved(failure error, save func() error) error {
+	if err := save(); err != nil {
+		return errors.Join(failure, fmt.Errorf("and the failure could not be recorded in lab's state: %w", err))
+	}
+	return failure
 }
