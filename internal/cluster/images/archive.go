@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/gofrs/flock"
 )
 
 // archive returns a `docker save` archive of refs, whose local image IDs are ids, and a func that releases it.
@@ -40,24 +42,38 @@ func archive(ctx context.Context, refs []string, ids map[string]string) (string,
 		fmt.Fprintf(h, "%s=%s\n", r, ids[r])
 	}
 	path := filepath.Join(dir, hex.EncodeToString(h.Sum(nil))[:16]+".tar")
-	if _, err := os.Stat(path); err == nil {
-		return path, func() {}, nil
+	// Every process holds the cache's lock shared while it uses an archive, and prunes only when it can take
+	// it alone: another lab process may be about to import the archive a prune would remove.
+	lock := flock.New(filepath.Join(dir, ".lock"))
+	for range 2 {
+		if err := lock.RLock(); err != nil {
+			return "", nil, fmt.Errorf("lock the image cache %s: %w", dir, err)
+		}
+		release := func() { _ = lock.Unlock() }
+		if _, err := os.Stat(path); err == nil {
+			return path, release, nil
+		}
+		f, err := os.CreateTemp(dir, "save-*.tmp")
+		if err != nil {
+			release()
+			return "", nil, err
+		}
+		if err := save(ctx, f, refs); err != nil {
+			_ = os.Remove(f.Name())
+			release()
+			return "", nil, err
+		}
+		// Rename is atomic: a concurrent create reads a whole archive or saves its own.
+		if err := os.Rename(f.Name(), path); err != nil {
+			_ = os.Remove(f.Name())
+			release()
+			return "", nil, err
+		}
+		release()
+		prune(dir, path)
+		// Between the two locks another process's prune may have removed this archive: then save it again.
 	}
-	f, err := os.CreateTemp(dir, "save-*.tmp")
-	if err != nil {
-		return "", nil, err
-	}
-	if err := save(ctx, f, refs); err != nil {
-		_ = os.Remove(f.Name())
-		return "", nil, err
-	}
-	// Rename is atomic: a concurrent create reads a whole archive or saves its own.
-	if err := os.Rename(f.Name(), path); err != nil {
-		_ = os.Remove(f.Name())
-		return "", nil, err
-	}
-	prune(dir, path)
-	return path, func() {}, nil
+	return "", nil, fmt.Errorf("the image archive %s kept being pruned by other lab processes", path)
 }
 
 // save writes `docker save refs` to f and closes it.
@@ -74,8 +90,13 @@ func save(ctx context.Context, f *os.File, refs []string) error {
 }
 
 // prune removes every archive but keep, and partial saves an interrupted run left behind (an hour old: a
-// concurrent save takes seconds). A load reading a removed archive keeps its open file.
+// concurrent save takes seconds), when no other lab process is using the cache.
 func prune(dir, keep string) {
+	lock := flock.New(filepath.Join(dir, ".lock"))
+	if ok, err := lock.TryLock(); err != nil || !ok {
+		return
+	}
+	defer func() { _ = lock.Unlock() }()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
