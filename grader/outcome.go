@@ -1,6 +1,7 @@
 package grader
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"github.com/onsi/ginkgo/v2/types"
 
@@ -37,6 +39,8 @@ type QuestionOutcome struct {
 	StoppedAt journey.Stage `json:"stoppedAt,omitempty"`
 	// OverBroad is true when the task's checks pass but a collateral check fails: the fix went too far.
 	OverBroad bool `json:"overBroad"`
+	// Settled says how long grading waited for the cluster and what ended the wait.
+	Settled *Settled `json:"settled,omitempty"`
 }
 
 // Outcome is the result of a grading run.
@@ -52,7 +56,8 @@ type Outcome struct {
 
 // RunChild grades plan in a child process (`self __grade`), which writes ginkgo's reports into dir, and reads
 // the outcome back from the JSON report. The child's own output goes to dir/ginkgo.log.
-func RunChild(ctx context.Context, self string, plan Plan, dir string, extraEnv []string) (*Outcome, error) {
+// Each round's Progress reaches onProgress (when set) as the child settles.
+func RunChild(ctx context.Context, self string, plan Plan, dir string, extraEnv []string, onProgress func(Progress)) (*Outcome, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -74,6 +79,29 @@ func RunChild(ctx context.Context, self string, plan Plan, dir string, extraEnv 
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Env = append(os.Environ(), extraEnv...)
 	dieWithParent(cmd)
+	var progressDone chan struct{}
+	if onProgress != nil {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, fmt.Errorf("progress pipe: %w", err)
+		}
+		cmd.ExtraFiles = []*os.File{w}
+		cmd.Env = append(cmd.Env, progressFDEnv+"=3")
+		progressDone = make(chan struct{})
+		go func() {
+			defer close(progressDone)
+			defer r.Close()
+			sc := bufio.NewScanner(r)
+			for sc.Scan() {
+				var p Progress
+				if json.Unmarshal(sc.Bytes(), &p) == nil {
+					onProgress(p)
+				}
+			}
+		}()
+		defer func() { <-progressDone }()
+		defer w.Close()
+	}
 	runErr := cmd.Run()
 	// Ginkgo writes its reports world-readable; lab's state stays private.
 	for _, f := range []string{JSONReport, JUnitReport} {
@@ -84,6 +112,25 @@ func RunChild(ctx context.Context, self string, plan Plan, dir string, extraEnv 
 		return nil, fmt.Errorf("grade (see %s): %v: %w", logFile.Name(), runErr, err)
 	}
 	return out, nil
+}
+
+// progressFDEnv names the file descriptor a grading child writes its Progress lines to.
+const progressFDEnv = "LAB_GRADE_PROGRESS_FD"
+
+// ProgressReporter returns what a grading child reports each settling round to, or nil when its parent
+// did not ask.
+func ProgressReporter() func(Progress) {
+	if os.Getenv(progressFDEnv) != "3" {
+		return nil
+	}
+	f := os.NewFile(3, "progress")
+	enc := json.NewEncoder(f)
+	var mu sync.Mutex
+	return func(p Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = enc.Encode(p)
+	}
 }
 
 // ReadOutcome scores ginkgo's JSON report against the plan.
@@ -123,6 +170,9 @@ func ReadOutcome(plan Plan, dir string) (*Outcome, error) {
 					co.Evidence = s.Failure.Message
 				}
 			}
+			if ok && qo.Settled == nil {
+				qo.Settled = settledOf(s)
+			}
 			if co.Passed {
 				co.Earned = co.Points
 			} else {
@@ -161,4 +211,18 @@ func resultOf(s types.SpecReport) (string, journey.Stage) {
 		return s.Failure.Message, ""
 	}
 	return s.State.String(), ""
+}
+
+// settledOf reads how the question's wait ended from the report entry its first spec carries.
+func settledOf(s types.SpecReport) *Settled {
+	for _, e := range s.ReportEntries {
+		if e.Name != "settle" {
+			continue
+		}
+		var st Settled
+		if json.Unmarshal([]byte(e.Value.AsJSON), &st) == nil {
+			return &st
+		}
+	}
+	return nil
 }

@@ -2,12 +2,15 @@ package grader
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 )
 
-// Settling rounds: a fix holds when every check passes this many rounds in a row. Rounds start settleEvery
-// apart (or right after a slower round), so a check that execs on a node does not stretch the hold.
+// Settling rounds: a fix holds when every check passes this many rounds in a row, and a failing verdict is
+// given when the check results have not changed for as many rounds while the cluster has converged. Rounds
+// start settleEvery apart (or right after a slower round), so a check that execs on a node does not stretch
+// the hold.
 const (
 	settleEvery = 500 * time.Millisecond
 	holdRounds  = 3
@@ -16,47 +19,119 @@ const (
 	collateralHold = 10 * time.Second
 )
 
-// settle evaluates every check of q together until all hold, a collateral check has stayed broken while every
-// task check holds (a learner's change that will not undo itself), a decisive check keeps failing, or q.Settle
-// runs out: the waits of independent checks overlap instead of adding up. Every round runs to its end, so even
-// a zero wait judges each check on a whole evaluation, not on a context that expired before a slow host
-// answered. It also returns how long each check's slowest evaluation took, and whether every check held.
-func settle(ctx context.Context, env Env, q Question) (results []Result, took []time.Duration, held bool) {
-	deadline := time.Now().Add(q.Settle)
+// Settled is how a question's wait ended, for the learner and for `lab check -o json`.
+type Settled struct {
+	// Waited is how long the checks were evaluated before the verdict.
+	Waited Seconds `json:"waited"`
+	// Converged is true when the verdict came from a converged cluster (or every check holding), false when
+	// the settle window ran out first.
+	Converged bool `json:"converged"`
+	// Reason says what ended the wait: "every check holds", "converged", "decisive", "collateral", "window".
+	Reason string `json:"reason"`
+	// WaitingFor is what the cluster was still doing when the window ran out (empty otherwise).
+	WaitingFor []string `json:"waitingFor,omitempty"`
+}
+
+// Seconds marshals a duration as seconds.
+type Seconds float64
+
+// Progress is one round's state while a question settles, for the live line.
+type Progress struct {
+	Question   string   `json:"question"`
+	Passing    int      `json:"passing"`
+	Checks     int      `json:"checks"`
+	WaitingFor []string `json:"waitingFor,omitempty"`
+	Elapsed    Seconds  `json:"elapsed"`
+}
+
+// settle evaluates every check of q together, round after round, until the verdict is clear: every check
+// holds; or the cluster has converged (see converge.go) and the results have stopped changing; or a
+// collateral check has stayed broken while every task check holds; or a decisive check keeps failing; or
+// q.Settle runs out. Every round runs to its end, so even a zero wait judges each check on a whole
+// evaluation. It also returns how long each check's slowest evaluation took.
+func settle(ctx context.Context, env Env, q Question, report func(Progress)) (results []Result, took []time.Duration, st Settled) {
+	start := time.Now()
+	deadline := start.Add(q.Settle)
 	results = make([]Result, len(q.Checks))
 	took = make([]time.Duration, len(q.Checks))
+	t := targetsOf(q)
 	var s settling
+	var conv convergence
 	for {
 		roundStart := time.Now()
 		var wg sync.WaitGroup
 		for i, p := range q.Checks {
 			wg.Go(func() {
-				start := time.Now()
+				began := time.Now()
 				results[i] = Evaluate(ctx, env, p.Check)
-				took[i] = max(took[i], time.Since(start))
+				took[i] = max(took[i], time.Since(began))
+			})
+		}
+		var w []Waiting
+		if checksTouch(t) {
+			wg.Go(func() {
+				v, err := env.observe(ctx, t, start)
+				if err != nil {
+					w = []Waiting{{Key: "api", What: "cannot read the cluster yet: " + err.Error()}}
+					return
+				}
+				w = v.waiting(start, time.Now())
 			})
 		}
 		wg.Wait()
+		now := time.Now()
+		w = conv.still(w, now)
+		if report != nil {
+			report(progressOf(q, results, w, now.Sub(start)))
+		}
 		next := roundStart.Add(settleEvery)
-		if s.done(q.Checks, results, time.Now()) || next.After(deadline) {
-			return results, took, s.passing >= holdRounds
+		reason := s.done(q.Checks, results, now)
+		if reason == "" && s.converged(results, len(w) == 0, now.Sub(start)) {
+			reason = "converged"
+		}
+		if reason != "" {
+			return results, took, Settled{Waited: Seconds(now.Sub(start).Seconds()), Converged: true, Reason: reason}
+		}
+		if next.After(deadline) {
+			st := Settled{Waited: Seconds(now.Sub(start).Seconds()), Reason: "window"}
+			for _, x := range w {
+				st.WaitingFor = append(st.WaitingFor, x.What)
+			}
+			return results, took, st
 		}
 		select {
 		case <-ctx.Done():
-			return results, took, false
+			return results, took, Settled{Waited: Seconds(time.Since(start).Seconds()), Reason: "interrupted"}
 		case <-time.After(time.Until(next)):
 		}
 	}
+}
+
+func progressOf(q Question, results []Result, w []Waiting, elapsed time.Duration) Progress {
+	p := Progress{Question: q.ID, Checks: len(results), Elapsed: Seconds(elapsed.Seconds())}
+	for _, r := range results {
+		if r.OK {
+			p.Passing++
+		}
+	}
+	for _, x := range w {
+		p.WaitingFor = append(p.WaitingFor, x.What)
+	}
+	return p
 }
 
 // settling counts, round after round, how long each way of ending the wait has held.
 type settling struct {
 	passing, collateral, decisive int
 	collateralSince               time.Time
+	// unchanged counts rounds whose pass/fail results equal the round before, quiet rounds in a row with
+	// nothing left to wait for.
+	unchanged, quiet int
+	last             []bool
 }
 
-// done takes one round's results and reports whether the grade is settled.
-func (s *settling) done(checks []Planned, results []Result, now time.Time) bool {
+// done takes one round's results and says what settled the grade, or "".
+func (s *settling) done(checks []Planned, results []Result, now time.Time) string {
 	all, task, broken, decisive := true, true, false, false
 	for i, r := range results {
 		all = all && r.OK
@@ -75,8 +150,29 @@ func (s *settling) done(checks []Planned, results []Result, now time.Time) bool 
 	if s.collateral == 1 {
 		s.collateralSince = now
 	}
-	return s.passing >= holdRounds || s.decisive >= holdRounds ||
-		(s.collateral >= holdRounds && now.Sub(s.collateralSince) >= collateralHold)
+	switch {
+	case s.passing >= holdRounds:
+		return "every check holds"
+	case s.decisive >= holdRounds:
+		return "decisive"
+	case s.collateral >= holdRounds && now.Sub(s.collateralSince) >= collateralHold:
+		return "collateral"
+	}
+	return ""
+}
+
+// converged takes one round's results and whether the cluster had nothing left to wait for, and says whether
+// a failing verdict can be given: both have held for holdRounds rounds, and minFail has passed.
+func (s *settling) converged(results []Result, quiet bool, elapsed time.Duration) bool {
+	ok := make([]bool, len(results))
+	for i, r := range results {
+		ok[i] = r.OK
+	}
+	s.unchanged = count(s.last != nil && slices.Equal(ok, s.last), s.unchanged)
+	s.last = ok
+	s.quiet = count(quiet, s.quiet)
+	// A collateral check broken while the task holds has its own, longer rule above.
+	return s.unchanged >= holdRounds-1 && s.quiet >= holdRounds && elapsed >= minFail && s.collateral == 0
 }
 
 func count(ok bool, n int) int {

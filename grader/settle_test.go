@@ -33,7 +33,7 @@ func TestSettlingEndsTheWait(t *testing.T) {
 		now, got := time.Unix(0, 0), 0
 		for i, r := range c.rounds {
 			results := []Result{{OK: r.task}, {OK: r.manifest}, {OK: r.collateral}}
-			if s.done(checks, results, now) {
+			if s.done(checks, results, now) != "" {
 				got = i + 1
 				break
 			}
@@ -41,6 +41,41 @@ func TestSettlingEndsTheWait(t *testing.T) {
 		}
 		if got != c.want {
 			t.Errorf("%s: settled at round %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+func TestConvergedFailingVerdict(t *testing.T) {
+	fail, pass := Result{}, Result{OK: true}
+	cases := []struct {
+		name    string
+		results [][]Result
+		quiet   []bool
+		want    int // the round (1-based) that gives the verdict, 0 for none
+	}{
+		{"results still and nothing to wait for", [][]Result{{fail, pass}, {fail, pass}, {fail, pass}, {fail, pass}}, []bool{true, true, true, true}, 3},
+		{"results changing", [][]Result{{fail, pass}, {fail, fail}, {fail, pass}, {fail, fail}}, []bool{true, true, true, true}, 0},
+		{"a rollout still in progress", [][]Result{{fail, pass}, {fail, pass}, {fail, pass}, {fail, pass}}, []bool{false, false, false, false}, 0},
+		{"converges late", [][]Result{{fail, pass}, {fail, pass}, {fail, pass}, {fail, pass}, {fail, pass}}, []bool{false, false, true, true, true}, 5},
+	}
+	for _, c := range cases {
+		var s settling
+		got := 0
+		for i, r := range c.results {
+			// minFail has passed in every round here; its own floor is the last test.
+			if s.converged(r, c.quiet[i], time.Minute) {
+				got = i + 1
+				break
+			}
+		}
+		if got != c.want {
+			t.Errorf("%s: verdict at round %d, want %d", c.name, got, c.want)
+		}
+	}
+	var s settling
+	for range 5 {
+		if s.converged([]Result{fail}, true, time.Second) {
+			t.Fatal("a failing verdict came before minFail")
 		}
 	}
 }

@@ -28,10 +28,10 @@ var hold = gcustom.MakeMatcher(func(r Result) (bool, error) { return r.OK, nil }
 // Grade grades plan as a ginkgo suite, one ordered container per question and one spec per check, and writes
 // ginkgo's JSON and JUnit reports into dir. Ginkgo runs a suite once per process, so `lab check` runs this in a
 // child process. It returns whether every check passed.
-func Grade(plan Plan, env Env, dir string, color bool) bool {
+func Grade(plan Plan, env Env, dir string, color bool, progress func(Progress)) bool {
 	RegisterFailHandler(Fail)
 	for _, q := range plan.Questions {
-		describe(q, env)
+		describe(q, env, progress)
 	}
 	suite, reporter := GinkgoConfiguration()
 	suite.Timeout = 30 * time.Minute
@@ -44,24 +44,33 @@ func Grade(plan Plan, env Env, dir string, color bool) bool {
 	return !t.failed
 }
 
-func describe(q Question, env Env) {
+func describe(q Question, env Env, progress func(Progress)) {
 	env.Stage = q.Stage
 	Describe(fmt.Sprintf("%s: %s", q.ID, q.Title), Ordered, ContinueOnFailure, Label(q.ID), func() {
 		var settled []Result
 		var took []time.Duration
-		var held bool
+		var held, converged bool
 		// In an ordered container the BeforeAll runs inside the first spec, so every spec's timeout must also
 		// cover the settling, or a settle longer than the spec timeout fails the first check for nothing.
 		BeforeAll(func(ctx SpecContext) {
-			settled, took, held = settle(ctx, env, q)
+			var st Settled
+			settled, took, st = settle(ctx, env, q, progress)
+			held, converged = st.Reason == "every check holds", st.Converged
+			AddReportEntry("settle", st, ReportEntryVisibilityNever)
 		}, NodeTimeout(q.Settle+time.Minute))
 		for i, p := range q.Checks {
 			It(p.Check.Name, Label(p.Group, fmt.Sprintf("points=%d", p.Check.Points)), func(ctx SpecContext) {
 				last := settled[i]
 				defer func() { AddReportEntry("result", last, ReportEntryVisibilityNever) }()
-				// Settle has just seen every check pass holdRounds rounds in a row against the cluster; polling
-				// each again, one spec after another, would only add a quarter second per check.
+				// Settle has just seen every check pass holdRounds rounds in a row against the cluster, or the
+				// results hold still on a converged cluster; polling each again, one spec after another, would
+				// only add a quarter second per check.
 				if held {
+					return
+				}
+				// A verdict given on a converged cluster stands as settle saw it: the results had stopped changing.
+				if converged {
+					Expect(last).To(hold)
 					return
 				}
 				// Otherwise a check that failed to settle has had its wait; a passing one must keep passing.

@@ -48,6 +48,21 @@ func (s *Status) Start(msg string) {
 	}
 }
 
+// Update shows detail beside the current step while it runs, on a terminal only: piped output keeps one
+// line per step.
+func (s *Status) Update(detail string) {
+	if s.spin == nil || s.current == "" {
+		return
+	}
+	suffix := " " + s.current
+	if detail != "" {
+		suffix += ": " + detail
+	}
+	s.spin.Lock()
+	s.spin.Suffix = suffix
+	s.spin.Unlock()
+}
+
 // End finishes the current step.
 func (s *Status) End(ok bool) {
 	if s.current == "" {

@@ -62,9 +62,12 @@ func (o *checkOptions) run(ctx context.Context, f *Factory) error {
 	plan := grader.Plan{Cluster: sess.Cluster.Name, Questions: []grader.Question{grader.QuestionFor(inst, o.wait)}}
 	dir := sess.CheckDir()
 	var out *grader.Outcome
-	err = f.Status().Step(fmt.Sprintf("Grading %s (waiting up to %s for the cluster to settle)", inst.ID, plan.Questions[0].Settle), func() error {
+	status := f.Status()
+	err = status.Step(fmt.Sprintf("Grading %s (until the cluster converges, at most %s)", inst.ID, plan.Questions[0].Settle), func() error {
 		var err error
-		out, err = grader.RunChild(ctx, sess.Self, plan, dir, []string{"LAB_CLUSTER=" + sess.Cluster.Name})
+		out, err = grader.RunChild(ctx, sess.Self, plan, dir, []string{"LAB_CLUSTER=" + sess.Cluster.Name}, func(p grader.Progress) {
+			status.Update(progressLine(p))
+		})
 		return err
 	})
 	if err != nil {
@@ -175,4 +178,17 @@ func copyFile(from, to string) error {
 		return err
 	}
 	return os.WriteFile(to, b, 0o644)
+}
+
+// progressLine is the live line while grading waits: what the cluster is still doing, and the checks so far.
+func progressLine(p grader.Progress) string {
+	line := fmt.Sprintf("%d of %d checks pass", p.Passing, p.Checks)
+	if len(p.WaitingFor) > 0 {
+		line = "waiting for " + p.WaitingFor[0]
+		if len(p.WaitingFor) > 1 {
+			line += fmt.Sprintf(" (+%d more)", len(p.WaitingFor)-1)
+		}
+		line += fmt.Sprintf("; %d of %d checks pass", p.Passing, p.Checks)
+	}
+	return line
 }

@@ -52,7 +52,7 @@ func newGradeCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			env := grader.Env{Clients: cl.Clients, Nodes: cl.Nodes}
-			if !grader.Grade(plan, env, dir, isatty.IsTerminal(os.Stdout.Fd())) {
+			if !grader.Grade(plan, env, dir, isatty.IsTerminal(os.Stdout.Fd()), grader.ProgressReporter()) {
 				return &ExitError{Code: 1, Silent: true, Err: fmt.Errorf("not passed")}
 			}
 			return nil

@@ -1,0 +1,668 @@
+package grader
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/cka-lab/lab/internal/journey/evidence"
+)
+
+// A check's verdict can be given once the cluster has converged: what the question touches is either settled
+// or stuck in a state that will not change by itself. Convergence is judged from what Kubernetes reports
+// (generations observed, rollouts, Pod and container states, probe windows, endpoints, node heartbeats), so a
+// wrong fix is failed seconds after it has played out instead of at the end of the settle window, and a
+// correct fix still rolling out is never failed.
+
+const (
+	// stall is how long a step that a controller normally takes in milliseconds (observing a generation,
+	// creating a Pod, binding it, publishing an endpoint) may show no change before lab stops waiting for it.
+	stall = 4 * time.Second
+	// minFail is the least time a failing verdict waits from the check's start: the scheduler and the
+	// kubelet react to a learner's last change (a node uncordoned, a Secret created) within it.
+	minFail = 3 * time.Second
+	// nodeGrace matches the lab cluster's node-monitor grace period plus a heartbeat: a kubelet restarted by
+	// the learner reports Ready again within it, and a node still NotReady after it stays so.
+	nodeGrace = 15 * time.Second
+	// probeSlack covers the kubelet's probe scheduling jitter and a probe's own timeout.
+	probeSlack = 3 * time.Second
+)
+
+// Waiting is one reason the cluster has not converged: an object still on its way somewhere.
+type Waiting struct {
+	// Key names the object and its state, so an unchanged state can be timed across rounds.
+	Key string `json:"-"`
+	// What is the line a learner reads: "deployment/web: 1 of 2 updated replicas Ready".
+	What string `json:"what"`
+	// Quick marks a step that should take milliseconds: it is waited for only while it changes within stall.
+	Quick bool `json:"-"`
+	// Until, when set, is when the state stops being able to change by itself (a probe window's end).
+	Until time.Time `json:"-"`
+}
+
+// targets are what a question's checks look at: the namespaces of its Pods and objects, its Services, and
+// its nodes.
+type targets struct {
+	namespaces []string
+	services   map[string][]string
+	nodes      []string
+	allNodes   bool
+}
+
+func targetsOf(q Question) targets {
+	t := targets{services: map[string][]string{}}
+	ns := map[string]bool{}
+	addNode := func(n string) {
+		if n == "" {
+			t.allNodes = true
+		} else if !slices.Contains(t.nodes, n) {
+			t.nodes = append(t.nodes, n)
+		}
+	}
+	for _, p := range q.Checks {
+		c := p.Check
+		switch {
+		case c.PodsReady != nil:
+			ns[c.PodsReady.Namespace] = true
+		case c.PodState != nil:
+			ns[c.PodState.Namespace] = true
+		case c.Exec != nil:
+			ns[c.Exec.Namespace] = true
+		case c.Event != nil:
+			ns[c.Event.Namespace] = true
+		case c.Endpoints != nil:
+			ns[c.Endpoints.Namespace] = true
+			t.services[c.Endpoints.Namespace] = append(t.services[c.Endpoints.Namespace], c.Endpoints.Service)
+		case c.HTTP != nil:
+			ns[c.HTTP.Namespace] = true
+			t.services[c.HTTP.Namespace] = append(t.services[c.HTTP.Namespace], c.HTTP.Service)
+		case c.Field != nil:
+			ns[c.Field.Object.Namespace] = true
+		case c.Exists != nil:
+			ns[c.Exists.Namespace] = true
+		case c.Absent != nil:
+			ns[c.Absent.Namespace] = true
+		case c.NodeReady != nil:
+			addNode(c.NodeReady.Node)
+		case c.NodeFile != nil:
+			addNode(c.NodeFile.Node)
+		case c.NodeExec != nil:
+			addNode(c.NodeExec.Node)
+		case c.NodeTaint != nil:
+			addNode(c.NodeTaint.Node)
+		case c.Custom != nil:
+			if n, ok := c.Custom.Args["node"]; ok {
+				addNode(n)
+			}
+			if n, ok := c.Custom.Args["namespace"]; ok {
+				ns[n] = true
+			}
+		}
+	}
+	delete(ns, "")
+	for n := range ns {
+		t.namespaces = append(t.namespaces, n)
+	}
+	sort.Strings(t.namespaces)
+	sort.Strings(t.nodes)
+	return t
+}
+
+// view is what one round reads of the cluster for convergence.
+type view struct {
+	pods         []corev1.Pod
+	deployments  []appsv1.Deployment
+	replicaSets  []appsv1.ReplicaSet
+	statefulSets []appsv1.StatefulSet
+	daemonSets   []appsv1.DaemonSet
+	services     []corev1.Service
+	slices       []discoveryv1.EndpointSlice
+	configMaps   map[string]map[string]bool // namespace/name -> keys
+	secrets      map[string]map[string]bool
+	claims       map[string]corev1.PersistentVolumeClaimPhase
+	nodes        []corev1.Node
+	// sandboxFailed holds the Pods with a sandbox or mount failure reported after the check started.
+	sandboxFailed map[string]string
+}
+
+// observe reads what t touches, namespace by namespace, all at once.
+func (e Env) observe(ctx context.Context, t targets, since time.Time) (*view, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	v := &view{configMaps: map[string]map[string]bool{}, secrets: map[string]map[string]bool{},
+		claims: map[string]corev1.PersistentVolumeClaimPhase{}, sandboxFailed: map[string]string{}}
+	kc := e.Clients.Kube
+	results := make([]*view, len(t.namespaces))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, ns := range t.namespaces {
+		g.Go(func() error {
+			r := &view{configMaps: map[string]map[string]bool{}, secrets: map[string]map[string]bool{},
+				claims: map[string]corev1.PersistentVolumeClaimPhase{}, sandboxFailed: map[string]string{}}
+			results[i] = r
+			lo := metav1.ListOptions{}
+			pods, err := kc.CoreV1().Pods(ns).List(gctx, lo)
+			if err != nil {
+				return fmt.Errorf("list Pods in %s: %w", ns, err)
+			}
+			r.pods = pods.Items
+			deps, err := kc.AppsV1().Deployments(ns).List(gctx, lo)
+			if err != nil {
+				return fmt.Errorf("list Deployments in %s: %w", ns, err)
+			}
+			r.deployments = deps.Items
+			rss, err := kc.AppsV1().ReplicaSets(ns).List(gctx, lo)
+			if err != nil {
+				return fmt.Errorf("list ReplicaSets in %s: %w", ns, err)
+			}
+			r.replicaSets = rss.Items
+			sts, err := kc.AppsV1().StatefulSets(ns).List(gctx, lo)
+			if err != nil {
+				return fmt.Errorf("list StatefulSets in %s: %w", ns, err)
+			}
+			r.statefulSets = sts.Items
+			dss, err := kc.AppsV1().DaemonSets(ns).List(gctx, lo)
+			if err != nil {
+				return fmt.Errorf("list DaemonSets in %s: %w", ns, err)
+			}
+			r.daemonSets = dss.Items
+			for _, name := range t.services[ns] {
+				svc, err := kc.CoreV1().Services(ns).Get(gctx, name, metav1.GetOptions{})
+				if apierrors.IsNotFound(err) {
+					continue
+				}
+				if err != nil {
+					return fmt.Errorf("read Service %s/%s: %w", ns, name, err)
+				}
+				r.services = append(r.services, *svc)
+				sl, err := kc.DiscoveryV1().EndpointSlices(ns).List(gctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + name})
+				if err != nil {
+					return fmt.Errorf("list EndpointSlices of %s/%s: %w", ns, name, err)
+				}
+				r.slices = append(r.slices, sl.Items...)
+			}
+			cms, err := kc.CoreV1().ConfigMaps(ns).List(gctx, lo)
+			if err != nil {
+				return fmt.Errorf("list ConfigMaps in %s: %w", ns, err)
+			}
+			for _, cm := range cms.Items {
+				keys := map[string]bool{}
+				for k := range cm.Data {
+					keys[k] = true
+				}
+				for k := range cm.BinaryData {
+					keys[k] = true
+				}
+				r.configMaps[ns+"/"+cm.Name] = keys
+			}
+			secs, err := kc.CoreV1().Secrets(ns).List(gctx, lo)
+			if err != nil {
+				return fmt.Errorf("list Secrets in %s: %w", ns, err)
+			}
+			for _, s := range secs.Items {
+				keys := map[string]bool{}
+				for k := range s.Data {
+					keys[k] = true
+				}
+				for k := range s.StringData {
+					keys[k] = true
+				}
+				r.secrets[ns+"/"+s.Name] = keys
+			}
+			pvcs, err := kc.CoreV1().PersistentVolumeClaims(ns).List(gctx, lo)
+			if err != nil {
+				return fmt.Errorf("list PersistentVolumeClaims in %s: %w", ns, err)
+			}
+			for _, c := range pvcs.Items {
+				r.claims[ns+"/"+c.Name] = c.Status.Phase
+			}
+			evs, err := kc.CoreV1().Events(ns).List(gctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod"})
+			if err != nil {
+				return fmt.Errorf("list events in %s: %w", ns, err)
+			}
+			for _, ev := range evs.Items {
+				if (ev.Reason == "FailedCreatePodSandBox" || ev.Reason == "FailedMount") && eventTime(ev).After(since) {
+					r.sandboxFailed[ns+"/"+ev.InvolvedObject.Name] = ev.Reason
+				}
+			}
+			return nil
+		})
+	}
+	if len(t.nodes) > 0 || t.allNodes {
+		g.Go(func() error {
+			nl, err := kc.CoreV1().Nodes().List(gctx, metav1.ListOptions{})
+			if err != nil {
+				return fmt.Errorf("list nodes: %w", err)
+			}
+			for _, n := range nl.Items {
+				if t.allNodes || slices.Contains(t.nodes, n.Name) {
+					v.nodes = append(v.nodes, n)
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for _, r := range results {
+		v.pods = append(v.pods, r.pods...)
+		v.deployments = append(v.deployments, r.deployments...)
+		v.replicaSets = append(v.replicaSets, r.replicaSets...)
+		v.statefulSets = append(v.statefulSets, r.statefulSets...)
+		v.daemonSets = append(v.daemonSets, r.daemonSets...)
+		v.services = append(v.services, r.services...)
+		v.slices = append(v.slices, r.slices...)
+		for k, x := range r.configMaps {
+			v.configMaps[k] = x
+		}
+		for k, x := range r.secrets {
+			v.secrets[k] = x
+		}
+		for k, x := range r.claims {
+			v.claims[k] = x
+		}
+		for k, x := range r.sandboxFailed {
+			v.sandboxFailed[k] = x
+		}
+	}
+	return v, nil
+}
+
+func eventTime(ev corev1.Event) time.Time {
+	switch {
+	case ev.Series != nil && !ev.Series.LastObservedTime.IsZero():
+		return ev.Series.LastObservedTime.Time
+	case !ev.LastTimestamp.IsZero():
+		return ev.LastTimestamp.Time
+	case !ev.EventTime.IsZero():
+		return ev.EventTime.Time
+	}
+	return ev.CreationTimestamp.Time
+}
+
+// stuckReasons are container states the kubelet will not leave without a change to the Pod or its image.
+var stuckReasons = []string{"ImagePullBackOff", "ErrImagePull", "InvalidImageName", "ErrImageNeverPull",
+	"CrashLoopBackOff", "RunContainerError", "CreateContainerError", "PreCreateHookError", "PostStartHookError"}
+
+// waiting returns every reason the viewed objects have not converged at now; since is when the check began.
+func (v *view) waiting(since, now time.Time) []Waiting {
+	var w []Waiting
+	stuckPods := map[string]bool{}
+	for i := range v.pods {
+		pw, stuck := v.podWaiting(&v.pods[i], since, now)
+		w = append(w, pw...)
+		if stuck {
+			stuckPods[v.pods[i].Namespace+"/"+v.pods[i].Name] = true
+		}
+	}
+	pendingPods := map[string]bool{}
+	for _, x := range w {
+		pendingPods[strings.SplitN(x.Key, "|", 2)[0]] = true
+	}
+	// A rollout is only waited for as a controller step when none of its Pods explains it: a Pod stuck says
+	// the rollout is stuck, a Pod still starting is already waited for.
+	owned := func(ns string, sel *metav1.LabelSelector) (stuck, pending bool) {
+		s, err := metav1.LabelSelectorAsSelector(sel)
+		if err != nil {
+			return false, false
+		}
+		for _, p := range v.pods {
+			if p.Namespace == ns && s.Matches(labels.Set(p.Labels)) {
+				k := "pod/" + p.Namespace + "/" + p.Name
+				stuck = stuck || stuckPods[p.Namespace+"/"+p.Name]
+				pending = pending || pendingPods[k]
+			}
+		}
+		return stuck, pending
+	}
+	for _, d := range v.deployments {
+		name := "deployment/" + d.Name
+		if d.Status.ObservedGeneration < d.Generation {
+			w = append(w, Waiting{Key: "d/" + d.Namespace + "/" + d.Name + "|gen", What: name + ": the controller has not observed the latest spec yet", Quick: true})
+			continue
+		}
+		if progressDeadlineExceeded(d) {
+			continue
+		}
+		want := int32(1)
+		if d.Spec.Replicas != nil {
+			want = *d.Spec.Replicas
+		}
+		if d.Status.UpdatedReplicas == want && d.Status.Replicas == want && d.Status.AvailableReplicas == want {
+			continue
+		}
+		if stuck, pending := owned(d.Namespace, d.Spec.Selector); stuck || pending {
+			continue
+		}
+		w = append(w, Waiting{Key: fmt.Sprintf("d/%s/%s|%d/%d/%d/%d", d.Namespace, d.Name, d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas),
+			What: fmt.Sprintf("%s: %d of %d updated replicas Ready", name, min(d.Status.UpdatedReplicas, d.Status.ReadyReplicas), want), Quick: true})
+	}
+	for _, rs := range v.replicaSets {
+		if replicaFailure(rs) {
+			continue
+		}
+		want := int32(0)
+		if rs.Spec.Replicas != nil {
+			want = *rs.Spec.Replicas
+		}
+		if rs.Status.ObservedGeneration < rs.Generation || rs.Status.Replicas != want {
+			w = append(w, Waiting{Key: fmt.Sprintf("rs/%s/%s|%d/%d", rs.Namespace, rs.Name, rs.Status.Replicas, want),
+				What: fmt.Sprintf("replicaset/%s: %d of %d Pods created", rs.Name, rs.Status.Replicas, want), Quick: true})
+		}
+	}
+	for _, s := range v.statefulSets {
+		want := int32(1)
+		if s.Spec.Replicas != nil {
+			want = *s.Spec.Replicas
+		}
+		done := s.Status.ObservedGeneration >= s.Generation && s.Status.Replicas == want && s.Status.ReadyReplicas == want &&
+			(s.Status.UpdateRevision == "" || s.Status.CurrentRevision == s.Status.UpdateRevision || s.Status.UpdatedReplicas == want)
+		if done {
+			continue
+		}
+		if stuck, pending := owned(s.Namespace, s.Spec.Selector); s.Status.ObservedGeneration >= s.Generation && (stuck || pending) {
+			continue
+		}
+		w = append(w, Waiting{Key: fmt.Sprintf("sts/%s/%s|%d/%d/%d", s.Namespace, s.Name, s.Status.Replicas, s.Status.ReadyReplicas, s.Status.UpdatedReplicas),
+			What: fmt.Sprintf("statefulset/%s: %d of %d replicas Ready", s.Name, s.Status.ReadyReplicas, want), Quick: true})
+	}
+	for _, d := range v.daemonSets {
+		st := d.Status
+		done := st.ObservedGeneration >= d.Generation && st.UpdatedNumberScheduled == st.DesiredNumberScheduled &&
+			st.NumberReady == st.DesiredNumberScheduled && st.CurrentNumberScheduled == st.DesiredNumberScheduled
+		if done {
+			continue
+		}
+		if stuck, pending := owned(d.Namespace, d.Spec.Selector); st.ObservedGeneration >= d.Generation && (stuck || pending) {
+			continue
+		}
+		w = append(w, Waiting{Key: fmt.Sprintf("ds/%s/%s|%d/%d/%d", d.Namespace, d.Name, st.NumberReady, st.UpdatedNumberScheduled, st.DesiredNumberScheduled),
+			What: fmt.Sprintf("daemonset/%s: %d of %d Pods Ready", d.Name, st.NumberReady, st.DesiredNumberScheduled), Quick: true})
+	}
+	w = append(w, v.endpointsWaiting()...)
+	for _, n := range v.nodes {
+		if nodeReady(n) {
+			continue
+		}
+		if until := since.Add(nodeGrace); now.Before(until) {
+			w = append(w, Waiting{Key: "node/" + n.Name + "|notready", What: "node " + n.Name + ": kubelet not reporting Ready yet", Until: until})
+		}
+	}
+	return w
+}
+
+// podWaiting returns why a Pod has not converged, and whether it is stuck (which settles its controller too).
+func (v *view) podWaiting(p *corev1.Pod, since, now time.Time) ([]Waiting, bool) {
+	key := "pod/" + p.Namespace + "/" + p.Name
+	name := "pod/" + p.Name
+	if p.DeletionTimestamp != nil {
+		until := p.DeletionTimestamp.Add(probeSlack)
+		if now.Before(until) {
+			return []Waiting{{Key: key + "|terminating", What: name + ": terminating", Until: until}}, false
+		}
+		return nil, true
+	}
+	if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		return nil, false
+	}
+	if p.Spec.NodeName == "" {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+				return nil, true
+			}
+		}
+		return []Waiting{{Key: key + "|unscheduled", What: name + ": waiting for the scheduler", Quick: true}}, false
+	}
+	if evidence.Ready(p) {
+		return nil, false
+	}
+	statuses := append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...)
+	for _, cs := range statuses {
+		if cs.State.Waiting != nil && slices.Contains(stuckReasons, cs.State.Waiting.Reason) {
+			return nil, true
+		}
+	}
+	for _, cs := range statuses {
+		if cs.State.Waiting != nil && cs.State.Waiting.Reason == "CreateContainerConfigError" {
+			if missing := v.missingRefs(p); missing != "" {
+				return nil, true
+			}
+			// What was missing exists now: the kubelet creates the container on its next sync.
+			return []Waiting{{Key: key + "|config", What: fmt.Sprintf("%s: container %s not created yet, its configuration now exists", name, cs.Name)}}, false
+		}
+	}
+	if p.Status.Phase == corev1.PodPending {
+		if missing := v.missingRefs(p); missing != "" {
+			return nil, true
+		}
+		if _, failed := v.sandboxFailed[p.Namespace+"/"+p.Name]; failed {
+			// The kubelet tried again after the check started and failed the same way.
+			return nil, true
+		}
+		return []Waiting{{Key: key + "|creating", What: name + ": containers being created"}}, false
+	}
+	// Running but not Ready: a readiness (or startup) probe may still pass within its window.
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.Ready || cs.State.Running == nil {
+			continue
+		}
+		until := probeWindow(p, cs.Name, cs.State.Running.StartedAt.Time)
+		if now.Before(until) {
+			return []Waiting{{Key: key + "|probe/" + cs.Name, What: fmt.Sprintf("%s: container %s started %s ago, its probes may still pass",
+				name, cs.Name, now.Sub(cs.State.Running.StartedAt.Time).Round(time.Second)), Until: until}}, false
+		}
+	}
+	for _, cs := range p.Status.InitContainerStatuses {
+		if cs.State.Running != nil {
+			return []Waiting{{Key: key + "|init/" + cs.Name, What: fmt.Sprintf("%s: init container %s running", name, cs.Name), Quick: true}}, false
+		}
+	}
+	return nil, true
+}
+
+// probeWindow is when a container started at started can no longer become Ready by itself: after its startup
+// probe's and readiness probe's delays and failure budgets (or at once, without probes).
+func probeWindow(p *corev1.Pod, container string, started time.Time) time.Time {
+	var c *corev1.Container
+	for i := range p.Spec.Containers {
+		if p.Spec.Containers[i].Name == container {
+			c = &p.Spec.Containers[i]
+		}
+	}
+	until := started.Add(probeSlack)
+	if c == nil {
+		return until
+	}
+	budget := func(pr *corev1.Probe) time.Duration {
+		if pr == nil {
+			return 0
+		}
+		period, threshold := max(pr.PeriodSeconds, 1), max(pr.FailureThreshold, 1)
+		if pr.PeriodSeconds == 0 {
+			period = 10
+		}
+		if pr.FailureThreshold == 0 {
+			threshold = 3
+		}
+		return time.Duration(pr.InitialDelaySeconds+period*threshold+max(pr.TimeoutSeconds, 1)) * time.Second
+	}
+	return until.Add(budget(c.StartupProbe) + budget(c.ReadinessProbe))
+}
+
+// missingRefs names a ConfigMap, Secret, key or claim the Pod needs that does not exist, or "".
+func (v *view) missingRefs(p *corev1.Pod) string {
+	ns := p.Namespace
+	has := func(m map[string]map[string]bool, name, key string) bool {
+		keys, ok := m[ns+"/"+name]
+		return ok && (key == "" || keys[key])
+	}
+	opt := func(b *bool) bool { return b != nil && *b }
+	for _, vol := range p.Spec.Volumes {
+		switch {
+		case vol.ConfigMap != nil && !opt(vol.ConfigMap.Optional):
+			if !has(v.configMaps, vol.ConfigMap.Name, "") {
+				return "configmap/" + vol.ConfigMap.Name
+			}
+			for _, it := range vol.ConfigMap.Items {
+				if !has(v.configMaps, vol.ConfigMap.Name, it.Key) {
+					return "configmap/" + vol.ConfigMap.Name + " key " + it.Key
+				}
+			}
+		case vol.Secret != nil && !opt(vol.Secret.Optional):
+			if !has(v.secrets, vol.Secret.SecretName, "") {
+				return "secret/" + vol.Secret.SecretName
+			}
+			for _, it := range vol.Secret.Items {
+				if !has(v.secrets, vol.Secret.SecretName, it.Key) {
+					return "secret/" + vol.Secret.SecretName + " key " + it.Key
+				}
+			}
+		case vol.PersistentVolumeClaim != nil:
+			if phase, ok := v.claims[ns+"/"+vol.PersistentVolumeClaim.ClaimName]; !ok {
+				return "persistentvolumeclaim/" + vol.PersistentVolumeClaim.ClaimName
+			} else if phase == corev1.ClaimLost {
+				return "persistentvolumeclaim/" + vol.PersistentVolumeClaim.ClaimName + " (lost)"
+			}
+		}
+	}
+	for _, c := range append(slices.Clone(p.Spec.InitContainers), p.Spec.Containers...) {
+		for _, e := range c.Env {
+			if e.ValueFrom == nil {
+				continue
+			}
+			if r := e.ValueFrom.ConfigMapKeyRef; r != nil && !opt(r.Optional) && !has(v.configMaps, r.Name, r.Key) {
+				return "configmap/" + r.Name + " key " + r.Key
+			}
+			if r := e.ValueFrom.SecretKeyRef; r != nil && !opt(r.Optional) && !has(v.secrets, r.Name, r.Key) {
+				return "secret/" + r.Name + " key " + r.Key
+			}
+		}
+		for _, ef := range c.EnvFrom {
+			if r := ef.ConfigMapRef; r != nil && !opt(r.Optional) && !has(v.configMaps, r.Name, "") {
+				return "configmap/" + r.Name
+			}
+			if r := ef.SecretRef; r != nil && !opt(r.Optional) && !has(v.secrets, r.Name, "") {
+				return "secret/" + r.Name
+			}
+		}
+	}
+	return ""
+}
+
+// endpointsWaiting reports Services whose ready endpoints do not yet list exactly their Ready Pods.
+func (v *view) endpointsWaiting() []Waiting {
+	var w []Waiting
+	for _, svc := range v.services {
+		if len(svc.Spec.Selector) == 0 {
+			continue
+		}
+		sel := labels.SelectorFromSet(svc.Spec.Selector)
+		want := map[string]bool{}
+		for i := range v.pods {
+			p := &v.pods[i]
+			if p.Namespace == svc.Namespace && p.DeletionTimestamp == nil && evidence.Ready(p) && sel.Matches(labels.Set(p.Labels)) {
+				want[p.Name] = true
+			}
+		}
+		got := map[string]bool{}
+		for _, sl := range v.slices {
+			if sl.Namespace != svc.Namespace || sl.Labels[discoveryv1.LabelServiceName] != svc.Name {
+				continue
+			}
+			for _, ep := range sl.Endpoints {
+				if ep.TargetRef != nil && ep.TargetRef.Kind == "Pod" && (ep.Conditions.Ready == nil || *ep.Conditions.Ready) {
+					got[ep.TargetRef.Name] = true
+				}
+			}
+		}
+		same := len(got) == len(want)
+		for n := range want {
+			same = same && got[n]
+		}
+		if !same {
+			w = append(w, Waiting{Key: fmt.Sprintf("svc/%s/%s|%d/%d", svc.Namespace, svc.Name, len(got), len(want)),
+				What: fmt.Sprintf("service/%s: endpoints catching up (%d of %d Ready Pods)", svc.Name, len(got), len(want)), Quick: true})
+		}
+	}
+	return w
+}
+
+func progressDeadlineExceeded(d appsv1.Deployment) bool {
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" {
+			return true
+		}
+	}
+	return false
+}
+
+func replicaFailure(rs appsv1.ReplicaSet) bool {
+	for _, c := range rs.Status.Conditions {
+		if c.Type == appsv1.ReplicaSetReplicaFailure && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func nodeReady(n corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// convergence remembers, round after round, when each waiting state was first seen, so a quick step that
+// stopped moving stops being waited for.
+type convergence struct {
+	firstSeen map[string]time.Time
+}
+
+// still keeps the reasons that may still change by themselves at now.
+func (c *convergence) still(w []Waiting, now time.Time) []Waiting {
+	if c.firstSeen == nil {
+		c.firstSeen = map[string]time.Time{}
+	}
+	seen := map[string]time.Time{}
+	var out []Waiting
+	for _, x := range w {
+		first, ok := c.firstSeen[x.Key]
+		if !ok {
+			first = now
+		}
+		seen[x.Key] = first
+		switch {
+		case !x.Until.IsZero():
+			if now.Before(x.Until) {
+				out = append(out, x)
+			}
+		case x.Quick:
+			if now.Sub(first) < stall {
+				out = append(out, x)
+			}
+		default:
+			out = append(out, x)
+		}
+	}
+	c.firstSeen = seen
+	return out
+}
+
+// checksTouch says whether q has any check convergence can judge: a question of RBAC and admission probes
+// alone converges as soon as its results hold.
+func checksTouch(t targets) bool {
+	return len(t.namespaces) > 0 || len(t.nodes) > 0 || t.allNodes
+}
