@@ -18,8 +18,17 @@ func (b *Bench) warm(ctx context.Context, cat *scenarios.Catalog, cluster string
 		if err != nil {
 			return nil, err
 		}
-		var starts, checks, rs []float64
+		var starts, checks, wrong, rs []float64
 		for i := range b.o.Runs {
+			if len(sc.WrongFixes) > 0 {
+				if err := b.status.Step(fmt.Sprintf("%s wrong fix %d/%d", id, i+1, b.o.Runs), func() error {
+					took, err := b.wrongFixVerdict(ctx, cluster, sc, i+1)
+					wrong = append(wrong, seconds(took))
+					return err
+				}); err != nil {
+					return nil, err
+				}
+			}
 			if err := b.status.Step(fmt.Sprintf("%s run %d/%d", id, i+1, b.o.Runs), func() error {
 				took, _, err := b.lab(ctx, cluster, "start", id, "--seed", fmt.Sprint(i+1))
 				if err != nil {
@@ -52,10 +61,34 @@ func (b *Bench) warm(ctx context.Context, cat *scenarios.Catalog, cluster string
 		}
 		b.report.add(id+": start until the symptom is observed", "s", starts)
 		b.report.add(id+": check on a fixed cluster", "s", checks)
+		if len(wrong) > 0 {
+			b.report.add(id+": check of the first wrong fix (verdict)", "s", wrong)
+		}
 		b.report.add(id+": reset", "s", rs)
 		resets = append(resets, rs...)
 	}
 	return resets, nil
+}
+
+// wrongFixVerdict starts the scenario, applies its first wrong fix as a learner would and times the learner's
+// `lab check` until its verdict (which must fail), then resets.
+func (b *Bench) wrongFixVerdict(ctx context.Context, cluster string, sc *scenarios.Scenario, seed int) (time.Duration, error) {
+	if _, _, err := b.lab(ctx, cluster, "start", sc.ID, "--seed", fmt.Sprint(seed)); err != nil {
+		return 0, err
+	}
+	inst, err := b.current(ctx, cluster, sc)
+	if err != nil {
+		return 0, err
+	}
+	if err := b.solve(ctx, cluster, inst.WrongFixes[0].Run); err != nil {
+		return 0, err
+	}
+	took, out, err := b.lab(ctx, cluster, "check")
+	if err == nil {
+		return took, fmt.Errorf("the wrong fix %q of %s passed `lab check`:\n%s", inst.WrongFixes[0].Name, sc.ID, tail(out))
+	}
+	_, _, err = b.lab(ctx, cluster, "reset")
+	return took, err
 }
 
 // current is the started attempt's instance, with the values lab chose on the cluster.
