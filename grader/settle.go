@@ -86,8 +86,15 @@ func settle(ctx context.Context, env Env, q Question, report func(Progress)) (re
 		}
 		next := roundStart.Add(settleEvery)
 		reason := s.done(q.Checks, results, now)
-		if reason == "" && s.converged(results, len(w) == 0, now.Sub(start)) {
+		quiet := len(w) == 0
+		if reason == "" && s.converged(results, quiet, now.Sub(start)) {
 			reason = "converged"
+		}
+		if reason == "" && s.collateral >= holdRounds && s.quiet >= holdRounds && !brokenThroughWorkloads(q.Checks, results) {
+			// An over-broad fix judged from objects alone (a binding, a field, an object that must stay) needs
+			// no collateralHold once the cluster is quiet: only checks that reach a workload can still be
+			// recovering from a restart.
+			reason = "collateral"
 		}
 		if reason != "" {
 			return results, took, Settled{Waited: Seconds(now.Sub(start).Seconds()), Converged: true, Reason: reason}
@@ -173,6 +180,22 @@ func (s *settling) converged(results []Result, quiet bool, elapsed time.Duration
 	s.quiet = count(quiet, s.quiet)
 	// A collateral check broken while the task holds has its own, longer rule above.
 	return s.unchanged >= holdRounds-1 && s.quiet >= holdRounds && elapsed >= minFail && s.collateral == 0
+}
+
+// brokenThroughWorkloads says whether a failing collateral check reaches a running workload (exec in a Pod
+// or a node, HTTP, endpoints, Pods Ready, a custom check): those fail for a few seconds right after a kubelet
+// restart even on a correct fix, so they keep collateralHold.
+func brokenThroughWorkloads(checks []Planned, results []Result) bool {
+	for i, r := range results {
+		c := checks[i].Check
+		if r.OK || checks[i].Group != GroupCollateral {
+			continue
+		}
+		if c.Exec != nil || c.NodeExec != nil || c.HTTP != nil || c.Endpoints != nil || c.PodsReady != nil || c.Custom != nil || c.PodState != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func count(ok bool, n int) int {

@@ -79,3 +79,15 @@ func TestConvergedFailingVerdict(t *testing.T) {
 		}
 	}
 }
+
+func TestCollateralThroughWorkloadsKeepsItsHold(t *testing.T) {
+	field := Planned{Group: GroupCollateral, Check: scenarios.Check{Name: "binding unchanged", Field: &scenarios.FieldCheck{}}}
+	http := Planned{Group: GroupCollateral, Check: scenarios.Check{Name: "serves", HTTP: &scenarios.HTTPCheck{}}}
+	task := Planned{Group: GroupChecks, Check: scenarios.Check{Name: "task", Exec: &scenarios.ExecCheck{}}}
+	if brokenThroughWorkloads([]Planned{task, field}, []Result{{}, {}}) {
+		t.Error("a broken object check reaches no workload (and a failing task check is not collateral)")
+	}
+	if !brokenThroughWorkloads([]Planned{task, http}, []Result{{OK: true}, {}}) {
+		t.Error("a broken HTTP check may still be recovering from a kubelet restart")
+	}
+}
