@@ -5,6 +5,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,9 +22,14 @@ import (
 type Options struct {
 	Runs      int
 	Scenarios []string
-	// Capacity creates clusters until the machine is full (slow; off to measure the rest only).
+	// Cold times cold creates against plain kind; Capacity creates clusters until the machine is full (both
+	// slow; off to measure the rest only).
+	Cold        bool
 	Capacity    bool
 	MaxClusters int
+	// Name is the warm cluster's name (its node containers are named after it, so two benches on one machine
+	// need different names).
+	Name string
 	// Self is the lab binary measured; Kubectl the directory of kubectl for reference solutions.
 	Self       string
 	KubectlDir string
@@ -85,6 +91,9 @@ func New(o Options, status *ui.Status) (*Bench, error) {
 	if o.Runs < 1 {
 		return nil, fmt.Errorf("--runs must be at least 1")
 	}
+	if o.Name == "" {
+		o.Name = "lab-bench"
+	}
 	state, err := os.MkdirTemp("", "lab-bench-")
 	if err != nil {
 		return nil, err
@@ -115,6 +124,19 @@ func (b *Bench) lab(ctx context.Context, cluster string, args ...string) (time.D
 		return took, string(out), fmt.Errorf("lab %s: %w\n%s", strings.Join(args, " "), err, tail(string(out)))
 	}
 	return took, string(out), nil
+}
+
+// failingCheck runs `lab check` where it must fail (exit 1) and returns how long it took.
+func (b *Bench) failingCheck(ctx context.Context, cluster string) (time.Duration, error) {
+	took, out, err := b.lab(ctx, cluster, "check")
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return took, fmt.Errorf("lab check passed a wrong fix:\n%s", tail(out))
+	case errors.As(err, &exit) && exit.ExitCode() == 1:
+		return took, nil
+	}
+	return took, err
 }
 
 func (b *Bench) env(cluster string) []string {

@@ -10,15 +10,15 @@ import (
 	"github.com/cka-lab/lab/scenarios"
 )
 
-// warmCluster is the cluster the warm measurements reuse.
-const warmCluster = "lab-bench"
-
 // Run measures everything asked for and returns the report; clusters it made are deleted.
 func (b *Bench) Run(ctx context.Context, cat *scenarios.Catalog) (*Report, error) {
 	defer os.RemoveAll(b.state)
-	if err := b.coldCreate(ctx); err != nil {
-		return nil, err
+	if b.o.Cold {
+		if err := b.coldCreate(ctx); err != nil {
+			return nil, err
+		}
 	}
+	warmCluster := b.o.Name
 	if err := b.status.Step("Creating the warm cluster "+warmCluster, func() error {
 		_, _, err := b.lab(ctx, warmCluster, "cluster", "create")
 		return err

@@ -10,15 +10,16 @@ import (
 	"github.com/cka-lab/lab/scenarios"
 )
 
-// warm measures, on one warm cluster, each scenario's start (until the symptom is observed), check on a fixed
-// and converged cluster, and reset, several times each.
+// warm measures, on one warm cluster, each scenario's start (until the symptom is observed), the verdict on its
+// first wrong fix, check right after the reference solution and again on the fixed and converged cluster, and
+// reset, several times each.
 func (b *Bench) warm(ctx context.Context, cat *scenarios.Catalog, cluster string) (resets []float64, err error) {
 	for _, id := range b.o.Scenarios {
 		sc, err := cat.Get(id)
 		if err != nil {
 			return nil, err
 		}
-		var starts, checks, wrong, rs []float64
+		var starts, fixed, checks, wrong, rs []float64
 		for i := range b.o.Runs {
 			if len(sc.WrongFixes) > 0 {
 				if err := b.status.Step(fmt.Sprintf("%s wrong fix %d/%d", id, i+1, b.o.Runs), func() error {
@@ -42,11 +43,13 @@ func (b *Bench) warm(ctx context.Context, cat *scenarios.Catalog, cluster string
 				if err := b.solve(ctx, cluster, inst.Solution); err != nil {
 					return err
 				}
-				// The first check waits for the cluster to converge; the second is the learner's own `lab check`
-				// on a converged cluster, the grader's stability hold (three passing rounds) included.
-				if _, _, err := b.lab(ctx, cluster, "check"); err != nil {
+				// The first check is the learner's right after the reference solution (whose own steps wait for
+				// the rollout); the second runs on a converged cluster, the grader's stability hold (three passing
+				// rounds) included.
+				if took, _, err = b.lab(ctx, cluster, "check"); err != nil {
 					return err
 				}
+				fixed = append(fixed, seconds(took))
 				took, _, err = b.lab(ctx, cluster, "check")
 				if err != nil {
 					return err
@@ -60,6 +63,7 @@ func (b *Bench) warm(ctx context.Context, cat *scenarios.Catalog, cluster string
 			}
 		}
 		b.report.add(id+": start until the symptom is observed", "s", starts)
+		b.report.add(id+": check right after the reference solution", "s", fixed)
 		b.report.add(id+": check on a fixed cluster", "s", checks)
 		if len(wrong) > 0 {
 			b.report.add(id+": check of the first wrong fix (verdict)", "s", wrong)
@@ -83,9 +87,9 @@ func (b *Bench) wrongFixVerdict(ctx context.Context, cluster string, sc *scenari
 	if err := b.solve(ctx, cluster, inst.WrongFixes[0].Run); err != nil {
 		return 0, err
 	}
-	took, out, err := b.lab(ctx, cluster, "check")
-	if err == nil {
-		return took, fmt.Errorf("the wrong fix %q of %s passed `lab check`:\n%s", inst.WrongFixes[0].Name, sc.ID, tail(out))
+	took, err := b.failingCheck(ctx, cluster)
+	if err != nil {
+		return took, fmt.Errorf("the wrong fix %q of %s: %w", inst.WrongFixes[0].Name, sc.ID, err)
 	}
 	_, _, err = b.lab(ctx, cluster, "reset")
 	return took, err
@@ -109,6 +113,7 @@ func (b *Bench) current(ctx context.Context, cluster string, sc *scenarios.Scena
 	return sc.WithValues(st.Attempt.Seed, st.Attempt.Values)
 }
 
+// solve runs a solution's or a wrong fix's steps as the learner's shell would.
 func (b *Bench) solve(ctx context.Context, cluster string, steps []string) error {
 	for _, step := range steps {
 		stepCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
@@ -117,7 +122,7 @@ func (b *Bench) solve(ctx context.Context, cluster string, steps []string) error
 		out, err := cmd.CombinedOutput()
 		cancel()
 		if err != nil {
-			return fmt.Errorf("solution step %q: %w\n%s", step, err, tail(string(out)))
+			return fmt.Errorf("step %q: %w\n%s", step, err, tail(string(out)))
 		}
 	}
 	return nil

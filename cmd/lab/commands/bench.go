@@ -22,7 +22,8 @@ func newBenchCmd(f *Factory) *cobra.Command {
 several times and prints medians with min and max; it deletes every cluster it made. It takes a while
 (cold creates and a capacity run); it is run by ` + "`make bench`" + `, not by the tests.`,
 		Example: `  lab bench
-  lab bench --runs 5 --scenarios taint-dedicated-node,rbac-deployer-create --capacity=false -o json`,
+  lab bench --runs 5 --scenarios taint-dedicated-node,rbac-deployer-create --capacity=false -o json
+  lab bench --cold=false --capacity=false --lab /tmp/lab-main --scenarios bad-image-tag`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := validateOutput(output); err != nil {
@@ -40,7 +41,12 @@ several times and prints medians with min and max; it deletes every cluster it m
 					return err
 				}
 			}
-			if o.Self, err = os.Executable(); err != nil {
+			if o.Self == "" {
+				if o.Self, err = os.Executable(); err != nil {
+					return err
+				}
+			}
+			if o.Self, err = filepath.Abs(o.Self); err != nil {
 				return err
 			}
 			if k, err := lookKubectl(); err == nil {
@@ -63,9 +69,12 @@ several times and prints medians with min and max; it deletes every cluster it m
 	}
 	c.Flags().IntVar(&o.Runs, "runs", 3, "runs of each measurement (medians are reported)")
 	c.Flags().StringSliceVar(&o.Scenarios, "scenarios", nil, "scenarios to measure (default: all)")
+	c.Flags().BoolVar(&o.Cold, "cold", true, "also time cold creates against plain kind")
 	c.Flags().BoolVar(&o.Capacity, "capacity", true, "also count how many 2-node clusters the machine holds")
 	c.Flags().IntVar(&o.MaxClusters, "max-clusters", 10, "stop the capacity run at this many clusters")
 	c.Flags().StringVar(&o.NodeImage, "image", "", "kind node image (default $LAB_NODE_IMAGE or the pinned one)")
+	c.Flags().StringVar(&o.Name, "name", "lab-bench", "name of the warm cluster the scenarios run on")
+	c.Flags().StringVar(&o.Self, "lab", "", "lab binary to measure, to compare commits (default: this one)")
 	c.Flags().StringVarP(&output, "output", "o", "", "output format: json")
 	return c
 }
