@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,6 +38,12 @@ const (
 	nodeGrace = 15 * time.Second
 	// probeSlack covers the kubelet's probe scheduling jitter and a probe's own timeout.
 	probeSlack = 3 * time.Second
+	// kubeletRetry bounds the wait for an init container's own retry loop (until a Service resolves, a file
+	// appears) to end once what it waits for exists.
+	kubeletRetry = 15 * time.Second
+	// manifestCheck is the kubelet's fileCheckFrequency: it acts on a changed static Pod manifest at once
+	// (inotify) or at the latest on its next look at the directory.
+	manifestCheck = 20 * time.Second
 )
 
 // Waiting is one reason the cluster has not converged: an object still on its way somewhere.
@@ -49,25 +56,50 @@ type Waiting struct {
 	Quick bool `json:"-"`
 	// Until, when set, is when the state stops being able to change by itself (a probe window's end).
 	Until time.Time `json:"-"`
+	// After, for a quick step, is when the component that takes it (the controller-manager, the scheduler)
+	// took the lead: its stall counts from then when that is later than the state was first seen.
+	After time.Time `json:"-"`
 }
 
 // targets are what a question's checks look at: the namespaces of its Pods and objects, its Services, and
-// its nodes.
+// its nodes; probed are the nodes its checks look inside (files, units, commands), and manifests the static
+// Pod manifests those checks read on each.
 type targets struct {
 	namespaces []string
 	services   map[string][]string
 	nodes      []string
 	allNodes   bool
+	probed     []string
+	manifests  map[string][]string
 }
 
+// manifestDir is where kubeadm's static Pod manifests are, on every node.
+const manifestDir = "/etc/kubernetes/manifests/"
+
 func targetsOf(q Question) targets {
-	t := targets{services: map[string][]string{}}
+	t := targets{services: map[string][]string{}, manifests: map[string][]string{}}
 	ns := map[string]bool{}
 	addNode := func(n string) {
 		if n == "" {
 			t.allNodes = true
 		} else if !slices.Contains(t.nodes, n) {
 			t.nodes = append(t.nodes, n)
+		}
+	}
+	probe := func(n string, paths ...string) {
+		addNode(n)
+		if n == "" {
+			return
+		}
+		if !slices.Contains(t.probed, n) {
+			t.probed = append(t.probed, n)
+		}
+		for _, arg := range paths {
+			for _, f := range strings.Fields(arg) {
+				if strings.HasPrefix(f, manifestDir) && !slices.Contains(t.manifests[n], f) {
+					t.manifests[n] = append(t.manifests[n], f)
+				}
+			}
 		}
 	}
 	for _, p := range q.Checks {
@@ -94,16 +126,16 @@ func targetsOf(q Question) targets {
 		case c.Absent != nil:
 			ns[c.Absent.Namespace] = true
 		case c.NodeReady != nil:
-			addNode(c.NodeReady.Node)
+			probe(c.NodeReady.Node)
 		case c.NodeFile != nil:
-			addNode(c.NodeFile.Node)
+			probe(c.NodeFile.Node, c.NodeFile.Path)
 		case c.NodeExec != nil:
-			addNode(c.NodeExec.Node)
+			probe(c.NodeExec.Node, c.NodeExec.Command...)
 		case c.NodeTaint != nil:
 			addNode(c.NodeTaint.Node)
 		case c.Custom != nil:
 			if n, ok := c.Custom.Args["node"]; ok {
-				addNode(n)
+				probe(n)
 			}
 			if n, ok := c.Custom.Args["namespace"]; ok {
 				ns[n] = true
@@ -134,14 +166,25 @@ type view struct {
 	nodes        []corev1.Node
 	// sandboxFailed holds the Pods with a sandbox or mount failure reported after the check started.
 	sandboxFailed map[string]string
+	// control holds kube-system's control-plane Pods (the static Pods' mirrors) and leases the leader leases
+	// of the controller-manager and the scheduler.
+	control []corev1.Pod
+	leases  []coordinationv1.Lease
+	// facts holds what the probed nodes told from inside; firstRestarts each kubelet's restart count when the
+	// check first read it.
+	facts         map[string]*nodeFacts
+	firstRestarts map[string]int
+	manifests     map[string][]string
 }
 
-// observe reads what t touches, namespace by namespace, all at once.
-func (e Env) observe(ctx context.Context, t targets, since time.Time) (*view, error) {
+// observe reads what t touches, namespace by namespace, all at once; probe (when set) reads the probed nodes
+// from inside.
+func (e Env) observe(ctx context.Context, t targets, since time.Time, probe nodeProbe) (*view, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	v := &view{configMaps: map[string]map[string]bool{}, secrets: map[string]map[string]bool{},
-		claims: map[string]corev1.PersistentVolumeClaimPhase{}, sandboxFailed: map[string]string{}}
+		claims: map[string]corev1.PersistentVolumeClaimPhase{}, sandboxFailed: map[string]string{},
+		facts: map[string]*nodeFacts{}, manifests: t.manifests}
 	kc := e.Clients.Kube
 	results := make([]*view, len(t.namespaces))
 	g, gctx := errgroup.WithContext(ctx)
@@ -238,6 +281,32 @@ func (e Env) observe(ctx context.Context, t targets, since time.Time) (*view, er
 			return nil
 		})
 	}
+	g.Go(func() error {
+		// The control plane's own Pods and leases say when a controller step can be expected: a
+		// controller-manager or scheduler just restarted acts once it leads.
+		pods, err := kc.CoreV1().Pods(metav1.NamespaceSystem).List(gctx, metav1.ListOptions{LabelSelector: "tier=control-plane"})
+		if err != nil {
+			return fmt.Errorf("list the control plane's Pods: %w", err)
+		}
+		v.control = pods.Items
+		leases, err := kc.CoordinationV1().Leases(metav1.NamespaceSystem).List(gctx, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("list leases in kube-system: %w", err)
+		}
+		v.leases = leases.Items
+		return nil
+	})
+	facts := make([]*nodeFacts, len(t.probed))
+	for i, n := range t.probed {
+		if probe == nil {
+			break
+		}
+		// A node that cannot be read from inside is judged from the API server alone.
+		g.Go(func() error {
+			facts[i], _ = probe(gctx, n, t.manifests[n])
+			return nil
+		})
+	}
 	if len(t.nodes) > 0 || t.allNodes {
 		g.Go(func() error {
 			nl, err := kc.CoreV1().Nodes().List(gctx, metav1.ListOptions{})
@@ -254,6 +323,11 @@ func (e Env) observe(ctx context.Context, t targets, since time.Time) (*view, er
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	for i, f := range facts {
+		if f != nil {
+			v.facts[t.probed[i]] = f
+		}
 	}
 	for _, r := range results {
 		v.pods = append(v.pods, r.pods...)
@@ -298,6 +372,7 @@ var stuckReasons = []string{"ImagePullBackOff", "ErrImagePull", "InvalidImageNam
 // waiting returns every reason the viewed objects have not converged at now; since is when the check began.
 func (v *view) waiting(since, now time.Time) []Waiting {
 	var w []Waiting
+	kcm := v.leadSince("kube-controller-manager", now)
 	stuckPods := map[string]bool{}
 	for i := range v.pods {
 		pw, stuck := v.podWaiting(&v.pods[i], since, now)
@@ -329,7 +404,7 @@ func (v *view) waiting(since, now time.Time) []Waiting {
 	for _, d := range v.deployments {
 		name := "deployment/" + d.Name
 		if d.Status.ObservedGeneration < d.Generation {
-			w = append(w, Waiting{Key: "d/" + d.Namespace + "/" + d.Name + "|gen", What: name + ": the controller has not observed the latest spec yet", Quick: true})
+			w = append(w, Waiting{Key: "d/" + d.Namespace + "/" + d.Name + "|gen", What: name + ": the controller has not observed the latest spec yet", Quick: true, After: kcm})
 			continue
 		}
 		if progressDeadlineExceeded(d) {
@@ -346,7 +421,7 @@ func (v *view) waiting(since, now time.Time) []Waiting {
 			continue
 		}
 		w = append(w, Waiting{Key: fmt.Sprintf("d/%s/%s|%d/%d/%d/%d", d.Namespace, d.Name, d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas),
-			What: fmt.Sprintf("%s: %d of %d updated replicas Ready", name, min(d.Status.UpdatedReplicas, d.Status.ReadyReplicas), want), Quick: true})
+			What: fmt.Sprintf("%s: %d of %d updated replicas Ready", name, min(d.Status.UpdatedReplicas, d.Status.ReadyReplicas), want), Quick: true, After: kcm})
 	}
 	for _, rs := range v.replicaSets {
 		if replicaFailure(rs) {
@@ -358,7 +433,7 @@ func (v *view) waiting(since, now time.Time) []Waiting {
 		}
 		if rs.Status.ObservedGeneration < rs.Generation || rs.Status.Replicas != want {
 			w = append(w, Waiting{Key: fmt.Sprintf("rs/%s/%s|%d/%d", rs.Namespace, rs.Name, rs.Status.Replicas, want),
-				What: fmt.Sprintf("replicaset/%s: %d of %d Pods created", rs.Name, rs.Status.Replicas, want), Quick: true})
+				What: fmt.Sprintf("replicaset/%s: %d of %d Pods created", rs.Name, rs.Status.Replicas, want), Quick: true, After: kcm})
 		}
 	}
 	for _, s := range v.statefulSets {
@@ -375,7 +450,7 @@ func (v *view) waiting(since, now time.Time) []Waiting {
 			continue
 		}
 		w = append(w, Waiting{Key: fmt.Sprintf("sts/%s/%s|%d/%d/%d", s.Namespace, s.Name, s.Status.Replicas, s.Status.ReadyReplicas, s.Status.UpdatedReplicas),
-			What: fmt.Sprintf("statefulset/%s: %d of %d replicas Ready", s.Name, s.Status.ReadyReplicas, want), Quick: true})
+			What: fmt.Sprintf("statefulset/%s: %d of %d replicas Ready", s.Name, s.Status.ReadyReplicas, want), Quick: true, After: kcm})
 	}
 	for _, d := range v.daemonSets {
 		st := d.Status
@@ -388,18 +463,83 @@ func (v *view) waiting(since, now time.Time) []Waiting {
 			continue
 		}
 		w = append(w, Waiting{Key: fmt.Sprintf("ds/%s/%s|%d/%d/%d", d.Namespace, d.Name, st.NumberReady, st.UpdatedNumberScheduled, st.DesiredNumberScheduled),
-			What: fmt.Sprintf("daemonset/%s: %d of %d Pods Ready", d.Name, st.NumberReady, st.DesiredNumberScheduled), Quick: true})
+			What: fmt.Sprintf("daemonset/%s: %d of %d Pods Ready", d.Name, st.NumberReady, st.DesiredNumberScheduled), Quick: true, After: kcm})
 	}
-	w = append(w, v.endpointsWaiting()...)
+	for _, x := range v.endpointsWaiting() {
+		x.After = kcm
+		w = append(w, x)
+	}
 	for _, n := range v.nodes {
-		if nodeReady(n) {
+		w = append(w, nodeWaiting(n, v.facts[n.Name], v.firstRestarts[n.Name], since, now)...)
+	}
+	w = append(w, v.staticPodsWaiting(since, now)...)
+	return w
+}
+
+// staticPodsWaiting waits for the static Pods whose manifests the checks read on a probed node: for the
+// kubelet to act on a changed manifest, then for the Pod it made to start.
+func (v *view) staticPodsWaiting(since, now time.Time) []Waiting {
+	var w []Waiting
+	for n, paths := range v.manifests {
+		f := v.facts[n]
+		if f == nil {
 			continue
 		}
-		if until := since.Add(nodeGrace); now.Before(until) {
-			w = append(w, Waiting{Key: "node/" + n.Name + "|notready", What: "node " + n.Name + ": kubelet not reporting Ready yet", Until: until})
+		for _, p := range paths {
+			mtime, ok := f.manifests[p]
+			if !ok {
+				continue
+			}
+			var mirror *corev1.Pod
+			for i := range v.control {
+				if v.control[i].Name == mirrorName(p, n) {
+					mirror = &v.control[i]
+				}
+			}
+			if sw := staticPodWaiting(p, mtime, mirror, n, now); len(sw) > 0 {
+				w = append(w, sw...)
+				continue
+			}
+			if mirror != nil && !slices.ContainsFunc(v.pods, func(q corev1.Pod) bool { return q.UID == mirror.UID }) {
+				pw, _ := v.podWaiting(mirror, since, now)
+				w = append(w, pw...)
+			}
 		}
 	}
 	return w
+}
+
+// leadSince is when the control-plane component (kube-controller-manager, kube-scheduler) that takes quick
+// steps began to lead: its lease's acquire time when its running process holds the lease, now while a process
+// started less than a lease's duration (and a stall) ago does not hold it yet, zero otherwise (no component
+// running, or one that has long failed to lead: quick steps then stall from when they were first seen).
+func (v *view) leadSince(component string, now time.Time) time.Time {
+	var started time.Time
+	for _, p := range v.control {
+		if p.Labels["component"] != component {
+			continue
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.State.Running != nil && cs.State.Running.StartedAt.After(started) {
+				started = cs.State.Running.StartedAt.Time
+			}
+		}
+	}
+	if started.IsZero() {
+		return time.Time{}
+	}
+	for _, l := range v.leases {
+		if l.Name != component || l.Spec.AcquireTime == nil {
+			continue
+		}
+		if acquired := l.Spec.AcquireTime.Time; !acquired.Before(started.Truncate(time.Second)) {
+			return acquired
+		}
+		if l.Spec.LeaseDurationSeconds != nil && now.Sub(started) < time.Duration(*l.Spec.LeaseDurationSeconds)*time.Second+stall {
+			return now
+		}
+	}
+	return time.Time{}
 }
 
 // podWaiting returns why a Pod has not converged, and whether it is stuck (which settles its controller too).
@@ -422,7 +562,7 @@ func (v *view) podWaiting(p *corev1.Pod, since, now time.Time) ([]Waiting, bool)
 				return nil, true
 			}
 		}
-		return []Waiting{{Key: key + "|unscheduled", What: name + ": waiting for the scheduler", Quick: true}}, false
+		return []Waiting{{Key: key + "|unscheduled", What: name + ": waiting for the scheduler", Quick: true, After: v.leadSince("kube-scheduler", now)}}, false
 	}
 	if evidence.Ready(p) {
 		return nil, false
@@ -465,7 +605,9 @@ func (v *view) podWaiting(p *corev1.Pod, since, now time.Time) ([]Waiting, bool)
 	}
 	for _, cs := range p.Status.InitContainerStatuses {
 		if cs.State.Running != nil {
-			return []Waiting{{Key: key + "|init/" + cs.Name, What: fmt.Sprintf("%s: init container %s running", name, cs.Name), Quick: true}}, false
+			// An init container that waits for something (a Service, a file) ends within its own retry loop
+			// once that exists.
+			return []Waiting{{Key: key + "|init/" + cs.Name, What: fmt.Sprintf("%s: init container %s running", name, cs.Name), Until: since.Add(kubeletRetry)}}, false
 		}
 	}
 	return nil, true
@@ -626,9 +768,23 @@ func nodeReady(n corev1.Node) bool {
 }
 
 // convergence remembers, round after round, when each waiting state was first seen, so a quick step that
-// stopped moving stops being waited for.
+// stopped moving stops being waited for, and each probed kubelet's restart count when first read.
 type convergence struct {
 	firstSeen map[string]time.Time
+	restarts  map[string]int
+}
+
+// remember records each probed kubelet's first restart count and hands them to the view.
+func (c *convergence) remember(v *view) {
+	if c.restarts == nil {
+		c.restarts = map[string]int{}
+	}
+	for n, f := range v.facts {
+		if _, ok := c.restarts[n]; !ok {
+			c.restarts[n] = f.kubelet.restarts
+		}
+	}
+	v.firstRestarts = c.restarts
 }
 
 // still keeps the reasons that may still change by themselves at now.
@@ -650,7 +806,7 @@ func (c *convergence) still(w []Waiting, now time.Time) []Waiting {
 				out = append(out, x)
 			}
 		case x.Quick:
-			if now.Sub(first) < stall {
+			if now.Sub(later(first, x.After)) < stall {
 				out = append(out, x)
 			}
 		default:
@@ -659,6 +815,13 @@ func (c *convergence) still(w []Waiting, now time.Time) []Waiting {
 	}
 	c.firstSeen = seen
 	return out
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // checksTouch says whether q has any check convergence can judge: a question of RBAC and admission probes
