@@ -2,7 +2,10 @@ package grader
 
 import (
 	"context"
+	"math"
 	"slices"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -30,6 +33,54 @@ type Settled struct {
 	Reason string `json:"reason"`
 	// WaitingFor is what the cluster was still doing when the window ran out (empty otherwise).
 	WaitingFor []string `json:"waitingFor,omitempty"`
+	// Waits is what grading waited for on the way, longest first.
+	Waits []Wait `json:"waits,omitempty"`
+}
+
+// Wait is how long grading waited for one object, and the last state it waited in.
+type Wait struct {
+	For     string  `json:"for"`
+	Seconds Seconds `json:"seconds"`
+	Last    string  `json:"last"`
+}
+
+// waits sums, round after round, how long each object was waited for.
+type waits struct {
+	order []string
+	by    map[string]*Wait
+	last  time.Time
+}
+
+// add counts the time since the previous round for everything w still waits for.
+func (ws *waits) add(w []Waiting, now time.Time) {
+	if ws.by == nil {
+		ws.by = map[string]*Wait{}
+	}
+	d := Seconds(0)
+	if !ws.last.IsZero() {
+		d = Seconds(now.Sub(ws.last).Seconds())
+	}
+	ws.last = now
+	for _, x := range w {
+		subject, _, _ := strings.Cut(x.What, ": ")
+		if ws.by[subject] == nil {
+			ws.by[subject] = &Wait{For: subject}
+			ws.order = append(ws.order, subject)
+		}
+		ws.by[subject].Seconds += d
+		ws.by[subject].Last = x.What
+	}
+}
+
+func (ws *waits) list() []Wait {
+	var out []Wait
+	for _, k := range ws.order {
+		w := *ws.by[k]
+		w.Seconds = Seconds(math.Round(float64(w.Seconds)*10) / 10)
+		out = append(out, w)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Seconds > out[j].Seconds })
+	return out
 }
 
 // Seconds marshals a duration as seconds.
@@ -57,6 +108,7 @@ func settle(ctx context.Context, env Env, q Question, report func(Progress)) (re
 	t := targetsOf(q)
 	var s settling
 	var conv convergence
+	var waited waits
 	for {
 		roundStart := time.Now()
 		var wg sync.WaitGroup
@@ -70,17 +122,19 @@ func settle(ctx context.Context, env Env, q Question, report func(Progress)) (re
 		var w []Waiting
 		if checksTouch(t) {
 			wg.Go(func() {
-				v, err := env.observe(ctx, t, start)
+				v, err := env.observe(ctx, t, start, env.probeNode)
 				if err != nil {
 					w = []Waiting{{Key: "api", What: "cannot read the cluster yet: " + err.Error()}}
 					return
 				}
+				conv.remember(v)
 				w = v.waiting(start, time.Now())
 			})
 		}
 		wg.Wait()
 		now := time.Now()
 		w = conv.still(w, now)
+		waited.add(w, now)
 		if report != nil {
 			report(progressOf(q, results, w, now.Sub(start)))
 		}
@@ -97,10 +151,10 @@ func settle(ctx context.Context, env Env, q Question, report func(Progress)) (re
 			reason = "collateral"
 		}
 		if reason != "" {
-			return results, took, Settled{Waited: Seconds(now.Sub(start).Seconds()), Converged: true, Reason: reason}
+			return results, took, Settled{Waited: Seconds(now.Sub(start).Seconds()), Converged: true, Reason: reason, Waits: waited.list()}
 		}
 		if next.After(deadline) {
-			st := Settled{Waited: Seconds(now.Sub(start).Seconds()), Reason: "window"}
+			st := Settled{Waited: Seconds(now.Sub(start).Seconds()), Reason: "window", Waits: waited.list()}
 			for _, x := range w {
 				st.WaitingFor = append(st.WaitingFor, x.What)
 			}
@@ -108,7 +162,7 @@ func settle(ctx context.Context, env Env, q Question, report func(Progress)) (re
 		}
 		select {
 		case <-ctx.Done():
-			return results, took, Settled{Waited: Seconds(time.Since(start).Seconds()), Reason: "interrupted"}
+			return results, took, Settled{Waited: Seconds(time.Since(start).Seconds()), Reason: "interrupted", Waits: waited.list()}
 		case <-time.After(time.Until(next)):
 		}
 	}

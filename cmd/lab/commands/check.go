@@ -157,6 +157,10 @@ func printOutcome(f *Factory, out *grader.Outcome, a *session.Attempt, score, ma
 		default:
 			fmt.Fprintf(f.Out, "  %s see the failing checks above\n", red("FAIL"))
 		}
+		if st := q.Settled; st != nil && st.Reason == "window" && len(st.WaitingFor) > 0 {
+			fmt.Fprintf(f.Out, "  %s\n", dim(fmt.Sprintf("graded when the wait ran out after %.0fs, the cluster still changing: %s",
+				float64(st.Waited), strings.Join(st.WaitingFor, "; "))))
+		}
 	}
 	penalty := ""
 	if a.Hints > 0 {
