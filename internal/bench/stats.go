@@ -3,11 +3,11 @@ package bench
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cka-lab/lab/internal/docker"
 )
 
 // usage is one `docker stats` sample of a cluster's node containers together.
@@ -17,14 +17,14 @@ type usage struct {
 }
 
 func sampleUsage(ctx context.Context, cluster string) (usage, error) {
-	names, err := exec.CommandContext(ctx, "docker", "ps", "--filter", "label=io.x-k8s.kind.cluster="+cluster, "--format", "{{.Names}}").Output()
+	names, err := docker.Output(ctx, docker.Quick, "ps", "--filter", "label=io.x-k8s.kind.cluster="+cluster, "--format", "{{.Names}}")
 	if err != nil {
 		return usage{}, err
 	}
 	args := append([]string{"stats", "--no-stream", "--format", "{{json .}}"}, strings.Fields(string(names))...)
-	out, err := exec.CommandContext(ctx, "docker", args...).Output()
+	out, err := docker.Output(ctx, docker.Quick, args...)
 	if err != nil {
-		return usage{}, fmt.Errorf("docker stats: %w", err)
+		return usage{}, err
 	}
 	var u usage
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {

@@ -3,21 +3,18 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/cka-lab/lab/internal/cluster/hostenv"
+	"github.com/cka-lab/lab/internal/docker"
 	"github.com/cka-lab/lab/internal/kube"
 )
 
 // nodeContainers lists the cluster's node containers with their Docker state ("running", "exited", ...).
 func nodeContainers(ctx context.Context, name string) (map[string]string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, hostenv.DockerBinary, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster="+name,
-		"--format", "{{.Names}} {{.State}}").Output()
+	out, err := docker.Output(ctx, docker.Quick, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster="+name,
+		"--format", "{{.Names}} {{.State}}")
 	if err != nil {
 		return nil, fmt.Errorf("list node containers of %s: %w", name, err)
 	}
@@ -67,15 +64,16 @@ func runningNodes(ctx context.Context, name string) ([]string, error) {
 // systemd, containerd and the kubelet back, and the static Pods follow, but images loaded before containerd is
 // up fail ("cannot access socket /run/containerd/containerd.sock", seen in a clean e2e run).
 func startNodes(ctx context.Context, containers []string) error {
-	out, err := exec.CommandContext(ctx, hostenv.DockerBinary, append([]string{"start"}, containers...)...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("docker start %s: %s: %w", strings.Join(containers, " "), strings.TrimSpace(string(out)), err)
+	if err := docker.Run(ctx, docker.Lifecycle, append([]string{"start"}, containers...)...); err != nil {
+		return err
 	}
 	for _, c := range containers {
 		var last string
 		err := kube.Poll(ctx, 250*time.Millisecond, time.Minute, func(ctx context.Context) (bool, error) {
-			out, err := exec.CommandContext(ctx, hostenv.DockerBinary, "exec", c, "ctr", "--namespace", "k8s.io", "version").CombinedOutput()
-			last = strings.TrimSpace(string(out))
+			_, err := docker.Output(ctx, docker.Quick, "exec", c, "ctr", "--namespace", "k8s.io", "version")
+			if err != nil {
+				last = err.Error()
+			}
 			return err == nil, nil
 		})
 		if err != nil {
@@ -91,12 +89,9 @@ func StopNode(ctx context.Context, container string) error {
 	var err error
 	for attempt := 1; attempt <= deleteAttempts; attempt++ {
 		_, _ = ThawNode(ctx, container)
-		var out []byte
-		out, err = exec.CommandContext(ctx, hostenv.DockerBinary, "stop", container).CombinedOutput()
-		if err == nil {
+		if err = docker.Run(ctx, docker.Lifecycle, "stop", container); err == nil {
 			return nil
 		}
-		err = fmt.Errorf("docker stop %s: %s: %w", container, strings.TrimSpace(string(out)), err)
 		if !killFailed(err) {
 			return err
 		}

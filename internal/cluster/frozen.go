@@ -14,7 +14,7 @@ import (
 
 	kindexec "sigs.k8s.io/kind/pkg/exec"
 
-	"github.com/cka-lab/lab/internal/cluster/hostenv"
+	"github.com/cka-lab/lab/internal/docker"
 )
 
 // Why a node's cgroup can stay frozen, found on this project's cgroup v1 machines (issue 26): kind's nodes run
@@ -132,14 +132,8 @@ func dockerOutput(err error) string {
 }
 
 func nodeShell(ctx context.Context, container, script string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, cgroupExecTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, hostenv.DockerBinary, append([]string{"exec", container, "sh", "-c", script, "sh"}, args...)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("docker exec %s: %s: %w", container, strings.TrimSpace(string(out)), err)
-	}
-	return string(out), nil
+	out, err := docker.Output(ctx, cgroupExecTimeout, append([]string{"exec", container, "sh", "-c", script, "sh"}, args...)...)
+	return string(out), err
 }
 
 func hostShell(ctx context.Context, script string, args ...string) (string, error) {
@@ -155,11 +149,9 @@ func hostShell(ctx context.Context, script string, args ...string) (string, erro
 // hostCgroupRoot is the node container's cgroup directory on this host: its freezer hierarchy's on cgroup v1,
 // its unified one on v2. It works only where lab runs beside the Docker engine with the host's /sys/fs/cgroup.
 func hostCgroupRoot(ctx context.Context, container string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, cgroupExecTimeout)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, hostenv.DockerBinary, "inspect", "--format", "{{.State.Pid}}", container).Output()
+	out, err := docker.Output(ctx, cgroupExecTimeout, "inspect", "--format", "{{.State.Pid}}", container)
 	if err != nil {
-		return "", fmt.Errorf("docker inspect %s: %w", container, err)
+		return "", err
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
 	if err != nil || pid <= 0 {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
+
+	"github.com/cka-lab/lab/internal/docker"
 )
 
 func newSSHCmd(f *Factory) *cobra.Command {
@@ -40,7 +42,7 @@ func newSSHCmd(f *Factory) *cobra.Command {
 			if node == "" {
 				return fmt.Errorf("cluster %s has no node %q (nodes: %s)", cl.Name, args[0], strings.Join(names, ", "))
 			}
-			docker, err := exec.LookPath("docker")
+			bin, err := docker.Path()
 			if err != nil {
 				return err
 			}
@@ -51,15 +53,15 @@ func newSSHCmd(f *Factory) *cobra.Command {
 					return errors.New("no terminal for an interactive shell: give a command, e.g. `lab ssh worker -- crictl ps`")
 				}
 				// Replace lab with docker so the shell owns the terminal, as ssh would.
-				return syscall.Exec(docker, []string{"docker", "exec", "-it", "-e", "PS1=root@" + node + ":\\w# ", node, "bash"}, os.Environ())
+				return syscall.Exec(bin, []string{docker.Binary, "exec", "-it", "-e", "PS1=root@" + node + ":\\w# ", node, "bash"}, os.Environ())
 			}
 			dargs := []string{"exec", "-i"}
 			if interactive && isatty.IsTerminal(os.Stdout.Fd()) {
 				dargs = append(dargs, "-t")
 			}
-			c := exec.CommandContext(cmd.Context(), docker, append(append(dargs, node), command...)...)
-			c.Stdin, c.Stdout, c.Stderr = os.Stdin, f.Out, f.ErrOut
-			if err := c.Run(); err != nil {
+			// The learner's command runs as long as the learner wants, like a command over the exam's ssh.
+			call := docker.Call{Timeout: docker.Interactive, Stdin: os.Stdin, Stdout: f.Out, Stderr: f.ErrOut}
+			if err := call.Run(cmd.Context(), append(append(dargs, node), command...)...); err != nil {
 				var ee *exec.ExitError
 				if errors.As(err, &ee) {
 					return &ExitError{Code: ee.ExitCode(), Silent: true, Err: err}

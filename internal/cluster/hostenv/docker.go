@@ -7,9 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/cka-lab/lab/internal/docker"
 )
 
 // Docker describes the Docker engine kind will use.
@@ -28,17 +29,15 @@ var (
 	ErrDockerPermission   = errors.New("permission denied on the Docker socket: add yourself to the docker group (`sudo usermod -aG docker $USER`, then log in again) or run lab with sudo")
 )
 
-// DockerBinary is the CLI lab and kind's docker provider both call.
-const DockerBinary = "docker"
+// infoTimeout bounds `docker info`: a daemon that does not answer it in this time is not usable.
+const infoTimeout = 20 * time.Second
 
 // CheckDocker proves the docker CLI is installed and its daemon answers, and reads what lab needs from it.
 func CheckDocker(ctx context.Context) (Docker, error) {
-	if _, err := exec.LookPath(DockerBinary); err != nil {
+	if _, err := docker.Path(); err != nil {
 		return Docker{}, ErrDockerNotInstalled
 	}
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, DockerBinary, "info", "--format", "{{json .}}").CombinedOutput()
+	out, err := docker.Output(ctx, infoTimeout, "info", "--format", "{{json .}}")
 	var info struct {
 		ServerVersion string
 		CgroupVersion string
@@ -50,10 +49,10 @@ func CheckDocker(ctx context.Context) (Docker, error) {
 	// ServerErrors (or on stderr, depending on the CLI version), so classify whatever text came back.
 	jsonErr := json.Unmarshal(firstJSONLine(out), &info)
 	if err != nil || jsonErr != nil || len(info.ServerErrors) > 0 || info.ServerVersion == "" {
-		if ctx.Err() != nil {
-			return Docker{}, fmt.Errorf("the Docker daemon did not answer within 20s: check `docker info` and try again")
+		if docker.TimedOut(err) {
+			return Docker{}, fmt.Errorf("the Docker daemon did not answer within %s: check `docker info` and try again", infoTimeout)
 		}
-		return Docker{}, ClassifyDockerError(string(out) + " " + strings.Join(info.ServerErrors, " "))
+		return Docker{}, ClassifyDockerError(string(out) + " " + docker.Stderr(err) + " " + strings.Join(info.ServerErrors, " "))
 	}
 	return Docker{ServerVersion: info.ServerVersion, CgroupVersion: info.CgroupVersion, MemTotal: info.MemTotal, ID: info.ID}, nil
 }

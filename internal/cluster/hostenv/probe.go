@@ -3,10 +3,11 @@ package hostenv
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cka-lab/lab/internal/docker"
 )
 
 // Conditions are the host facts that change how a kind node must be configured.
@@ -22,14 +23,12 @@ type Conditions struct {
 // image must be present locally: it runs one throwaway privileged container from it.
 func Probe(ctx context.Context, d Docker, image string) (Conditions, error) {
 	c := Conditions{CgroupV1: d.CgroupVersion == "1"}
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
 	// A privileged container gets what the engine can grant: CAP_SYS_RESOURCE in its effective set is what
 	// containerd inside a node needs to lower a sandbox's oom_score_adj.
-	out, err := exec.CommandContext(ctx, DockerBinary, "run", "--rm", "--privileged", "--network", "none",
-		"--entrypoint", "/bin/sh", image, "-c", "grep CapEff /proc/self/status").CombinedOutput()
+	out, err := docker.Output(ctx, time.Minute, "run", "--rm", "--privileged", "--network", "none",
+		"--entrypoint", "/bin/sh", image, "-c", "grep CapEff /proc/self/status")
 	if err != nil {
-		return c, fmt.Errorf("probe host with %s: %s: %w", image, strings.TrimSpace(string(out)), err)
+		return c, fmt.Errorf("probe host with %s: %w", image, err)
 	}
 	eff, err := parseCapEff(string(out))
 	if err != nil {

@@ -6,12 +6,13 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/cka-lab/lab/internal/docker"
 )
 
 // archive returns a `docker save` archive of refs, whose local image IDs are ids, and a func that releases it.
@@ -79,12 +80,8 @@ func archive(ctx context.Context, refs []string, ids map[string]string) (string,
 // save writes `docker save refs` to f and closes it.
 func save(ctx context.Context, f *os.File, refs []string) error {
 	defer f.Close()
-	cmd := exec.CommandContext(ctx, "docker", append([]string{"save"}, refs...)...)
-	cmd.Stdout = f
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("docker save %s: %s: %w", strings.Join(refs, " "), firstLine(stderr.String()), err)
+	if err := (docker.Call{Timeout: docker.Transfer, Stdout: f}).Run(ctx, append([]string{"save"}, refs...)...); err != nil {
+		return err
 	}
 	return f.Close()
 }

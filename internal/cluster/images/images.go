@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +13,8 @@ import (
 	"golang.org/x/sync/errgroup"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
+
+	"github.com/cka-lab/lab/internal/docker"
 )
 
 // PullTimeout bounds a pull attempt: a registry that does not answer in this time is treated as unreachable.
@@ -21,7 +22,7 @@ var PullTimeout = 5 * time.Minute
 
 // LocalID returns the image's ID in the local Docker, or "" when it is not there.
 func LocalID(ctx context.Context, ref string) string {
-	out, err := exec.CommandContext(ctx, "docker", "image", "inspect", "--format", "{{.Id}}", ref).Output()
+	out, err := docker.Output(ctx, docker.Quick, "image", "inspect", "--format", "{{.Id}}", ref)
 	if err != nil {
 		return ""
 	}
@@ -48,14 +49,12 @@ func EnsureLocal(ctx context.Context, ref string) error {
 	if LocalID(ctx, ref) != "" {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, PullTimeout)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "docker", "pull", "--quiet", ref).CombinedOutput()
+	err := docker.Run(ctx, PullTimeout, "pull", "--quiet", ref)
 	if err == nil {
 		return nil
 	}
-	reason := firstLine(string(out))
-	if ctx.Err() != nil {
+	reason := firstLine(docker.Stderr(err))
+	if docker.TimedOut(err) {
 		reason = "no registry answered within " + PullTimeout.String()
 	}
 	return &MissingError{Ref: ref, PullErr: reason, Provider: HowToProvide}
