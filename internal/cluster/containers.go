@@ -98,3 +98,22 @@ func StopNode(ctx context.Context, container string) error {
 	}
 	return err
 }
+
+// settleTimeout bounds the wait for a thawed node to show whether it lives on or exits.
+const settleTimeout = 30 * time.Second
+
+// settleThawed waits until each thawed node either answers an exec or has exited. A node whose earlier stop
+// failed on a frozen cgroup has lost its init already: once thawed, its last processes die and the container
+// exits a moment later. Seen here: a recovery that listed the stopped nodes at once found none, and its
+// image load then failed on a node that had exited meanwhile.
+func settleThawed(ctx context.Context, nodes []string) {
+	for _, n := range nodes {
+		_ = kube.Poll(ctx, 250*time.Millisecond, settleTimeout, func(ctx context.Context) (bool, error) {
+			out, err := docker.Output(ctx, docker.Quick, "inspect", "--format", "{{.State.Running}}", n)
+			if err != nil || strings.TrimSpace(string(out)) != "true" {
+				return true, nil
+			}
+			return docker.Run(ctx, docker.Quick, "exec", n, "true") == nil, nil
+		})
+	}
+}

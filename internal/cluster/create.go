@@ -107,7 +107,9 @@ func (p *Provider) reuse(ctx context.Context, name string, o CreateOptions) (*Cl
 		return nil, errHalfMade
 	}
 	// A cgroup left frozen keeps its Pod from ever stopping: recovering the cluster starts by thawing it.
-	p.thawBefore(ctx, name, "reusing")
+	if thawed := p.thawBefore(ctx, name, "reusing"); len(thawed) > 0 {
+		settleThawed(ctx, thawed)
+	}
 	if stopped, err := stoppedNodes(ctx, name); err != nil {
 		return nil, err
 	} else if len(stopped) > 0 && rec.Phase == PhaseReady {

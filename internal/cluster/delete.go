@@ -62,19 +62,23 @@ func (p *Provider) deleteNodes(ctx context.Context, name, kubeconfig string) err
 	return nil
 }
 
-// thawBefore thaws every running node of the cluster before lab stops or deletes it, and says so when it did.
-// It is best effort: a node it cannot look into is left to Docker, and to the retry when Docker fails.
-func (p *Provider) thawBefore(ctx context.Context, name, doing string) {
+// thawBefore thaws every running node of the cluster before lab stops, deletes or reuses it, says so when it
+// did, and returns the nodes it thawed. It is best effort: a node it cannot look into is left to Docker, and
+// to the retry when Docker fails.
+func (p *Provider) thawBefore(ctx context.Context, name, doing string) []string {
 	running, err := runningNodes(ctx, name)
 	if err != nil || len(running) == 0 {
-		return
+		return nil
 	}
 	thawed, _ := ThawNodes(ctx, running)
+	var nodes []string
 	for _, n := range running {
 		if t := thawed[n]; len(t) > 0 {
 			p.status.Info("Thawed %d cgroup(s) left frozen in node %s before %s it (%s)", len(t), n, doing, shortCgroups(t))
+			nodes = append(nodes, n)
 		}
 	}
+	return nodes
 }
 
 // Status is what `lab cluster status` reports.
