@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,21 +14,26 @@ import (
 	"github.com/cka-lab/lab/internal/docker"
 )
 
-// Why a node's cgroup can stay frozen, found on this project's cgroup v1 machines (issue 26): kind's nodes run
-// containerd and the kubelet with the systemd cgroup driver, and runc's systemd driver on cgroup v1 freezes a
-// container's cgroup around every update of its systemd unit properties (opencontainers/cgroups,
-// systemd.LegacyManager.Set and freezeBeforeSet: systemd rewrites device rules disruptively, so runc freezes
-// to spare the container spurious EPERMs) and thaws it afterwards. When runc is killed between the two (its
-// caller's deadline ran out on a loaded 2-core host, a Pod deleted while its container was being created),
-// the cgroup stays FROZEN with `runc init` in the kernel's refrigerator. Its processes then cannot die: Docker
-// reports "tried to kill container, but did not receive an exit event" and the node container can be neither
-// stopped nor removed. The fs driver applies device rules without freezing, so lab runs cgroup v1 nodes with
-// it (kindconfigs); the thaw below remains for nodes made before that and for cgroup v2's cgroup.freeze.
+// Why a node's cgroup can stay frozen, found on this project's cgroup v1 machines (issue 26). Inside a kind
+// node, only runc freezes cgroups, and always as freeze, change, thaw: a runc killed in between (its caller's
+// deadline ran out on a loaded 2-core host, a Pod deleted while its container was being created) leaves the
+// cgroup FROZEN for good, with `runc init` in the kernel's refrigerator as seen here. Two places do it on v1:
+//   - the systemd cgroup driver (kind's default for containerd and the kubelet) freezes a container around every
+//     update of its unit's properties, at `runc create` and at every `runc update` (a kubelet resize), because
+//     systemd rewrites device rules disruptively (runc's systemd.legacyManager.Set and freezeBeforeSet). The fs
+//     driver writes device rules without freezing, so lab runs cgroup v1 nodes with it (kindconfigs). The
+//     kubelet's own Pod-level cgroups skip the freeze since Kubernetes 1.22 (SkipFreezeOnSet, kubernetes#104280).
+//   - `runc kill --all` and `runc delete --force` without cgroup.kill (v1) freeze, signal every process, thaw
+//     (runc's signalAllProcesses), whatever the driver.
+// A frozen process cannot die, so killing the node container never ends: Docker reports "tried to kill
+// container, but did not receive an exit event" (runc#2105) and the node can be neither stopped nor removed.
+// Hence the thaw below, kept for the second case, for nodes made before the fs driver, and for cgroup v2.
 
-// findFrozen lists, below the cgroup root given as $1, every cgroup frozen by itself (cgroup v1:
-// freezer.self_freezing 1; cgroup v2: cgroup.freeze 1), one directory a line. The root itself is left out: a
-// node container frozen as a whole is `docker pause`d, which is Docker's to undo.
+// findFrozen lists, below the cgroup root given as $1 (cgroup v1: its freezer hierarchy), every cgroup frozen
+// by itself (v1: freezer.self_freezing 1; v2: cgroup.freeze 1), one directory a line. The root itself is left
+// out: a node container frozen as a whole is `docker pause`d, which is Docker's to undo.
 const findFrozen = `root=$1
+[ -d "$root/freezer" ] && root=$root/freezer
 find "$root" -mindepth 2 \( -name freezer.self_freezing -o -name cgroup.freeze \) 2>/dev/null | while read -r f; do
   [ "$(cat "$f" 2>/dev/null)" = 1 ] && echo "${f%/*}"
 done
@@ -43,54 +45,45 @@ const thawFrozen = `for d in "$@"; do
 done`
 
 // cgroupExecTimeout bounds each look into a node: a node whose own root cgroup is frozen does not run the
-// exec at all, and lab then tries the host's view of the same cgroups.
+// exec at all, and lab then looks from the host's side.
 const cgroupExecTimeout = 15 * time.Second
 
-// FrozenCgroups lists the cgroups left frozen inside a node container, as paths inside the node.
+// FrozenCgroups lists the cgroups left frozen inside a node container.
 func FrozenCgroups(ctx context.Context, container string) ([]string, error) {
-	out, err := nodeShell(ctx, container, findFrozen, "/sys/fs/cgroup")
-	if err == nil {
-		return lines(out), nil
-	}
-	root, hostErr := hostCgroupRoot(ctx, container)
-	if hostErr != nil {
-		return nil, fmt.Errorf("look for frozen cgroups in %s: %w (and on the host: %w)", container, err, hostErr)
-	}
-	out, hostErr = hostShell(ctx, findFrozen, root)
-	if hostErr != nil {
-		return nil, fmt.Errorf("look for frozen cgroups in %s: %w (and on the host: %w)", container, err, hostErr)
-	}
-	return lines(out), nil
+	return frozenIn(ctx, container, false)
 }
 
-// ThawNode thaws every cgroup left frozen inside a node container, from inside the node or, when the node
-// does not answer, through the host's cgroup tree. It returns the cgroups it thawed.
+// ThawNode thaws every cgroup left frozen inside a node container and returns the cgroups it thawed.
 func ThawNode(ctx context.Context, container string) ([]string, error) {
-	out, err := nodeShell(ctx, container, findFrozen, "/sys/fs/cgroup")
-	if err == nil {
-		frozen := parentsFirst(lines(out))
-		if len(frozen) == 0 {
-			return nil, nil
+	return frozenIn(ctx, container, true)
+}
+
+// frozenIn finds the cgroups left frozen in a node and, with thaw, thaws them: from inside the node, or, when
+// the node no longer runs an exec (its init was killed by a stop that could not finish), from the host's view
+// of the node's cgroups. Paths are the node's own, or the host's.
+func frozenIn(ctx context.Context, container string, thaw bool) ([]string, error) {
+	shell := func(script string, args ...string) (string, error) { return nodeShell(ctx, container, script, args...) }
+	out, err := shell(findFrozen, "/sys/fs/cgroup")
+	rename := func(dir string) string { return dir }
+	if err != nil {
+		h, hostErr := newHostView(ctx, container)
+		if hostErr == nil {
+			shell = func(script string, args ...string) (string, error) { return h.shell(ctx, script, args...) }
+			out, hostErr = shell(findFrozen, h.root)
 		}
-		if _, err := nodeShell(ctx, container, thawFrozen, frozen...); err != nil {
-			return nil, fmt.Errorf("thaw %s in %s: %w", strings.Join(frozen, ", "), container, err)
+		if hostErr != nil {
+			return nil, fmt.Errorf("look for frozen cgroups in %s: %w (and from the host: %w)", container, err, hostErr)
 		}
-		return frozen, nil
-	}
-	root, hostErr := hostCgroupRoot(ctx, container)
-	if hostErr != nil {
-		return nil, fmt.Errorf("thaw cgroups of %s: %w (and on the host: %w)", container, err, hostErr)
-	}
-	out, hostErr = hostShell(ctx, findFrozen, root)
-	if hostErr != nil {
-		return nil, fmt.Errorf("thaw cgroups of %s: %w (and on the host: %w)", container, err, hostErr)
+		rename = hostPath
 	}
 	frozen := parentsFirst(lines(out))
-	if len(frozen) == 0 {
-		return nil, nil
+	if thaw && len(frozen) > 0 {
+		if _, err := shell(thawFrozen, frozen...); err != nil {
+			return nil, fmt.Errorf("thaw %s in %s: %w", shortCgroups(frozen), container, err)
+		}
 	}
-	if _, err := hostShell(ctx, thawFrozen, frozen...); err != nil {
-		return nil, fmt.Errorf("thaw %s of %s on the host: %w", strings.Join(frozen, ", "), container, err)
+	for i, d := range frozen {
+		frozen[i] = rename(d)
 	}
 	return frozen, nil
 }
@@ -136,32 +129,47 @@ func nodeShell(ctx context.Context, container, script string, args ...string) (s
 	return string(out), err
 }
 
-func hostShell(ctx context.Context, script string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, cgroupExecTimeout)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "sh", append([]string{"-c", script, "sh"}, args...)...).CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("sh: %s: %w", strings.TrimSpace(string(out)), err)
-	}
-	return string(out), nil
+// hostCgroupMount is where a host view's container sees the host's cgroup tree.
+const hostCgroupMount = "/host-cgroup"
+
+// hostView runs scripts in throwaway containers that see the host's processes and cgroup tree, made from the
+// node's own image (present wherever the node is): that works for root and for a user in the docker group
+// alike, and on an engine in a VM (Docker Desktop, WSL2), whose cgroup tree lab cannot read itself.
+type hostView struct {
+	image string
+	// root is the node container's cgroup directory as the view sees it.
+	root string
 }
 
-// hostCgroupRoot is the node container's cgroup directory on this host: its freezer hierarchy's on cgroup v1,
-// its unified one on v2. It works only where lab runs beside the Docker engine with the host's /sys/fs/cgroup.
-func hostCgroupRoot(ctx context.Context, container string) (string, error) {
-	out, err := docker.Output(ctx, cgroupExecTimeout, "inspect", "--format", "{{.State.Pid}}", container)
+func newHostView(ctx context.Context, container string) (*hostView, error) {
+	out, err := docker.Output(ctx, docker.Quick, "inspect", "--format", "{{.State.Pid}} {{.Image}}", container)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
-	if err != nil || pid <= 0 {
-		return "", fmt.Errorf("container %s has no process", container)
+	f := strings.Fields(string(out))
+	if len(f) != 2 || f[0] == "0" {
+		return nil, fmt.Errorf("container %s has no process", container)
 	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	h := &hostView{image: f[1]}
+	procCgroup, err := h.shell(ctx, `cat "/proc/$1/cgroup"`, f[0])
 	if err != nil {
-		return "", fmt.Errorf("read the cgroups of %s: %w", container, err)
+		return nil, err
 	}
-	return cgroupDir("/sys/fs/cgroup", string(data))
+	if h.root, err = cgroupDir(hostCgroupMount, procCgroup); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+func (h *hostView) shell(ctx context.Context, script string, args ...string) (string, error) {
+	out, err := docker.Output(ctx, docker.Lifecycle, append([]string{"run", "--rm", "--privileged", "--pid", "host",
+		"--network", "none", "-v", "/sys/fs/cgroup:" + hostCgroupMount, "--entrypoint", "sh", h.image, "-c", script, "sh"}, args...)...)
+	return string(out), err
+}
+
+// hostPath names a cgroup directory a host view found as the host does.
+func hostPath(dir string) string {
+	return "/sys/fs/cgroup" + strings.TrimPrefix(dir, hostCgroupMount)
 }
 
 // cgroupDir picks from /proc/PID/cgroup the directory whose subtree holds the freezer: the v1 freezer

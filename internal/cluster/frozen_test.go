@@ -1,9 +1,10 @@
 package cluster
 
 import (
-	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -28,6 +29,15 @@ func writeTree(t *testing.T, files map[string]string) string {
 		}
 	}
 	return root
+}
+
+// localShell runs a script as the node's (or a host view's) shell would.
+func localShell(script string, args ...string) (string, error) {
+	out, err := exec.Command("sh", append([]string{"-c", script, "sh"}, args...)...).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("sh: %s: %w", strings.TrimSpace(string(out)), err)
+	}
+	return string(out), nil
 }
 
 // The find and thaw scripts run in the node's shell; here they run in the test's against a fake tree.
@@ -61,13 +71,23 @@ func TestFindAndThawFrozen(t *testing.T) {
 			want: []string{"kubelet.slice/kubepods/x"},
 		},
 		{
+			name: "cgroup v1 seen from inside the node: the freezer hierarchy alone, its root left out",
+			files: map[string]string{
+				"freezer/freezer.self_freezing":                           "1",
+				"freezer/kubelet/kubepods/pod1/abc/freezer.state":         "FROZEN",
+				"freezer/kubelet/kubepods/pod1/abc/freezer.self_freezing": "1",
+				"cpu/kubelet/cgroup.freeze":                               "1", // no such file on v1; proves other hierarchies are not read
+			},
+			want: []string{"freezer/kubelet/kubepods/pod1/abc"},
+		},
+		{
 			name:  "nothing frozen",
 			files: map[string]string{"a/freezer.self_freezing": "0", "a/freezer.state": "THAWED"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := writeTree(t, tc.files)
-			out, err := hostShell(context.Background(), findFrozen, root)
+			out, err := localShell(findFrozen, root)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +102,7 @@ func TestFindAndThawFrozen(t *testing.T) {
 				return
 			}
 			dirs := lines(out)
-			if _, err := hostShell(context.Background(), thawFrozen, dirs...); err != nil {
+			if _, err := localShell(thawFrozen, dirs...); err != nil {
 				t.Fatal(err)
 			}
 			for _, d := range dirs {
@@ -102,6 +122,10 @@ func TestCgroupDir(t *testing.T) {
 	v1 := "6:freezer:/docker/1447c58c9e50\n4:memory:/docker/1447c58c9e50/init.scope\n0::/docker/1447c58c9e50/init.scope\n"
 	if got, err := cgroupDir("/sys/fs/cgroup", v1); err != nil || got != "/sys/fs/cgroup/freezer/docker/1447c58c9e50" {
 		t.Errorf("v1: %q, %v", got, err)
+	}
+	// A host view sees the host's tree under its own mount and names what it finds as the host does.
+	if got, err := cgroupDir(hostCgroupMount, v1); err != nil || hostPath(got+"/kubepods/x") != "/sys/fs/cgroup/freezer/docker/1447c58c9e50/kubepods/x" {
+		t.Errorf("host view: %q, %v", got, err)
 	}
 	v2 := "0::/system.slice/docker-1447c58c9e50.scope/init.scope\n"
 	if got, err := cgroupDir("/sys/fs/cgroup", v2); err != nil || got != "/sys/fs/cgroup/system.slice/docker-1447c58c9e50.scope" {
