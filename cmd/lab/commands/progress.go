@@ -41,7 +41,7 @@ where you need hints and where your diagnosis is off. ` + "`lab drill`" + ` prac
 			if err != nil {
 				return err
 			}
-			attempts, err := readAttempts()
+			attempts, err := readResults()
 			if err != nil {
 				return err
 			}
@@ -95,7 +95,7 @@ func newDrillCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			attempts, err := readAttempts()
+			attempts, err := readResults()
 			if err != nil {
 				return err
 			}
@@ -111,7 +111,7 @@ func newDrillCmd(f *Factory) *cobra.Command {
 }
 
 // drillScenario picks within a stage the scenario tried least, then the one not yet passed, in catalogue order.
-func drillScenario(cat *scenarios.Catalog, attempts []history.Attempt, stage string) string {
+func drillScenario(cat *scenarios.Catalog, attempts []history.Result, stage string) string {
 	tries, passed := map[string]int{}, map[string]bool{}
 	for _, a := range attempts {
 		tries[a.Scenario]++
@@ -162,7 +162,7 @@ func stageLimits(cat *scenarios.Catalog) map[string]time.Duration {
 	return out
 }
 
-func readAttempts() ([]history.Attempt, error) {
+func readResults() ([]history.Result, error) {
 	path, err := history.Path()
 	if err != nil {
 		return nil, err
@@ -171,7 +171,7 @@ func readAttempts() ([]history.Attempt, error) {
 	if err != nil {
 		return nil, err
 	}
-	return history.Attempts(recs), nil
+	return history.Results(recs), nil
 }
 
 // recordHistory appends to the learner's history after grading. Failing to write it is a warning: the grade
@@ -222,7 +222,7 @@ func (b *bestJSON) String() string {
 
 // bestResults reads the best result of every scenario from the history; without one, the column is empty.
 func bestResults(f *Factory) map[string]*bestJSON {
-	attempts, err := readAttempts()
+	attempts, err := readResults()
 	if err != nil {
 		fmt.Fprintf(f.ErrOut, "warning: %v\n", err)
 	}

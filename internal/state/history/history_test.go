@@ -82,7 +82,7 @@ func TestAttemptsFoldRecords(t *testing.T) {
 		{At: t1.Add(time.Minute), Event: EventStop, Scenario: "x", Stage: "runtime", Started: t1,
 			Diagnosis: &Diagnosis{Stage: "scheduling"}},
 	}
-	as := Attempts(recs)
+	as := Results(recs)
 	if len(as) != 2 {
 		t.Fatalf("got %d attempts, want 2: %+v", len(as), as)
 	}
@@ -96,7 +96,7 @@ func TestAttemptsFoldRecords(t *testing.T) {
 }
 
 func TestBestByScenario(t *testing.T) {
-	as := []Attempt{
+	as := []Result{
 		{Scenario: "x", Graded: true, Score: 6, Max: 6, Passed: true, TimeToPass: 5 * time.Minute},
 		{Scenario: "x", Graded: true, Score: 6, Max: 6, Passed: true, TimeToPass: 3 * time.Minute},
 		{Scenario: "x", Graded: true, Score: 7, Max: 7, Passed: false},

@@ -11,9 +11,9 @@ import (
 // a scenario that is gone), so a history written before the journey followed the kubelet's order ("runtime",
 // "network", "storage") counts where its scenarios are today; an attempt at a scenario that is gone takes the
 // retired stage's successor, and a name lab never knew stays as it is.
-func Restage(attempts []Attempt, stageOf func(scenario string) string) []Attempt {
-	out := make([]Attempt, len(attempts))
-	for i, a := range attempts {
+func Restage(results []Result, stageOf func(scenario string) string) []Result {
+	out := make([]Result, len(results))
+	for i, a := range results {
 		if st := stageOf(a.Scenario); st != "" {
 			a.Stage = st
 		} else if st, ok := journey.Legacy(a.Stage); ok {
@@ -38,14 +38,14 @@ type StageStats struct {
 
 // ByStage returns one row per stage in the order given (stages without attempts included, so the learner sees
 // what is left), followed by stages the history has that were not given.
-func ByStage(attempts []Attempt, stages []string) []StageStats {
+func ByStage(results []Result, stages []string) []StageStats {
 	rows := map[string]*StageStats{}
 	times := map[string][]time.Duration{}
 	order := append([]string(nil), stages...)
 	for _, s := range stages {
 		rows[s] = &StageStats{Stage: s}
 	}
-	for _, a := range attempts {
+	for _, a := range results {
 		r, ok := rows[a.Stage]
 		if !ok {
 			r = &StageStats{Stage: a.Stage}

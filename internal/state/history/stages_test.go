@@ -7,7 +7,7 @@ import (
 )
 
 func TestByStageKeepsOrderAndUnattemptedStages(t *testing.T) {
-	as := []Attempt{
+	as := []Result{
 		{Stage: "runtime", Passed: true, TimeToPass: 2 * time.Minute, Hints: 1, Diagnosis: &Diagnosis{Correct: true}},
 		{Stage: "runtime", Passed: true, TimeToPass: 4 * time.Minute},
 		{Stage: "runtime", Passed: true, TimeToPass: 9 * time.Minute, Diagnosis: &Diagnosis{}},
@@ -86,7 +86,7 @@ func TestWeakest(t *testing.T) {
 
 func TestRestageKeepsOldHistoriesCounting(t *testing.T) {
 	now := map[string]string{"bad-image-tag": "image", "env-configmap-key-missing": "container", "cni-plugin-missing": "sandbox"}
-	old := []Attempt{
+	old := []Result{
 		{Scenario: "bad-image-tag", Stage: "runtime"},
 		{Scenario: "env-configmap-key-missing", Stage: "runtime"},
 		{Scenario: "cni-plugin-missing", Stage: "network"},

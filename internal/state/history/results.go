@@ -6,8 +6,9 @@ import (
 	"time"
 )
 
-// Attempt is everything the history knows about one attempt at a scenario, folded from its records.
-type Attempt struct {
+// Result is everything the history knows about one attempt at a scenario, folded from its records. (The attempt
+// in progress on a cluster is session.Attempt; a Result is what is left of it once recorded.)
+type Result struct {
 	Scenario string    `json:"scenario"`
 	Stage    string    `json:"stage"`
 	Started  time.Time `json:"started"`
@@ -24,30 +25,30 @@ type Attempt struct {
 }
 
 // Ratio is the attempt's best score as a fraction of its maximum.
-func (a Attempt) Ratio() float64 {
+func (a Result) Ratio() float64 {
 	if a.Max == 0 {
 		return 0
 	}
 	return float64(a.Score) / float64(a.Max)
 }
 
-// Attempts folds records into attempts, in the order they started. Records of one attempt share the scenario
-// and the start time.
-func Attempts(recs []Record) []Attempt {
+// Results folds records into one Result per attempt, in the order the attempts started. Records of one attempt
+// share the scenario and the start time.
+func Results(recs []Record) []Result {
 	type key struct {
 		scenario string
 		started  time.Time
 		exam     string
 	}
 	index := map[key]int{}
-	var out []Attempt
+	var out []Result
 	for _, r := range recs {
 		k := key{r.Scenario, r.Started.UTC(), r.Exam}
 		i, ok := index[k]
 		if !ok {
 			i = len(out)
 			index[k] = i
-			out = append(out, Attempt{Scenario: r.Scenario, Stage: r.Stage, Started: r.Started, Exam: r.Exam})
+			out = append(out, Result{Scenario: r.Scenario, Stage: r.Stage, Started: r.Started, Exam: r.Exam})
 		}
 		a := &out[i]
 		a.Hints = max(a.Hints, r.Hints)
@@ -85,9 +86,9 @@ type Best struct {
 
 // BestByScenario returns each graded scenario's best result: a pass beats a fail, then the higher score, then
 // the faster pass.
-func BestByScenario(attempts []Attempt) map[string]Best {
+func BestByScenario(results []Result) map[string]Best {
 	out := map[string]Best{}
-	for _, a := range attempts {
+	for _, a := range results {
 		if !a.Graded {
 			continue
 		}
