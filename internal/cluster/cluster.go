@@ -40,16 +40,19 @@ const (
 )
 
 // Phase of a cluster record: a record left "creating" means lab was interrupted while creating it.
+type Phase string
+
+// The phases of a cluster record.
 const (
-	PhaseCreating = "creating"
-	PhaseReady    = "ready"
+	PhaseCreating Phase = "creating"
+	PhaseReady    Phase = "ready"
 )
 
 // Record is what lab keeps about a cluster it created.
 type Record struct {
 	Name       string             `json:"name"`
 	ID         string             `json:"id"`
-	Phase      string             `json:"phase"`
+	Phase      Phase              `json:"phase"`
 	NodeImage  string             `json:"nodeImage"`
 	Workers    int                `json:"workers"`
 	Created    time.Time          `json:"created"`

@@ -81,11 +81,23 @@ func (p *Provider) thawBefore(ctx context.Context, name, doing string) []string 
 	return nodes
 }
 
+// State is what `lab cluster status` says of a cluster.
+type State string
+
+// The states of a cluster: only a Running one can be used.
+const (
+	StateRunning    State = "Running"
+	StateStopped    State = "Stopped"
+	StateNotRunning State = "NotRunning"
+	StateMissing    State = "Missing"
+	StateNotLab     State = "NotLab"
+)
+
 // Status is what `lab cluster status` reports.
 type Status struct {
 	Name       string       `json:"name"`
 	ID         string       `json:"id,omitempty"`
-	State      string       `json:"state"` // Running, Stopped, NotRunning, Missing, NotLab
+	State      State        `json:"state"`
 	Message    string       `json:"message,omitempty"`
 	Kubeconfig string       `json:"kubeconfig,omitempty"`
 	NodeImage  string       `json:"nodeImage,omitempty"`
@@ -110,33 +122,33 @@ func (p *Provider) Status(ctx context.Context, name string) Status {
 	c, err := p.Get(ctx, name)
 	switch {
 	case errors.Is(err, ErrNoCluster):
-		st.State, st.Message = "Missing", err.Error()
+		st.State, st.Message = StateMissing, err.Error()
 		return st
 	case errors.Is(err, ErrNotLab):
-		st.State, st.Message = "NotLab", err.Error()
+		st.State, st.Message = StateNotLab, err.Error()
 		return st
 	case errors.Is(err, ErrStopped):
 		var rec Record
 		if p.store.Read(name, recordFile, &rec) == nil {
 			st.ID, st.Kubeconfig, st.NodeImage = rec.ID, rec.Kubeconfig, rec.NodeImage
 		}
-		st.State, st.Message = "Stopped", err.Error()
+		st.State, st.Message = StateStopped, err.Error()
 		return st
 	case err != nil:
 		var rec Record
 		if p.store.Read(name, recordFile, &rec) == nil {
 			st.ID, st.Kubeconfig, st.NodeImage = rec.ID, rec.Kubeconfig, rec.NodeImage
 		}
-		st.State, st.Message = "NotRunning", err.Error()
+		st.State, st.Message = StateNotRunning, err.Error()
 		return st
 	}
-	st.ID, st.Kubeconfig, st.NodeImage, st.State = c.ID, c.Kubeconfig, c.NodeImage, "Running"
+	st.ID, st.Kubeconfig, st.NodeImage, st.State = c.ID, c.Kubeconfig, c.NodeImage, StateRunning
 	st.frozen(ctx)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	nl, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		st.State, st.Message = "NotRunning", err.Error()
+		st.State, st.Message = StateNotRunning, err.Error()
 		return st
 	}
 	for _, n := range nl.Items {

@@ -19,14 +19,14 @@ const examFile = "exam.json"
 const ExamVersion = 1
 
 // PhaseGraded is an exam whose grade is in: its cluster stays broken until `lab exam stop`.
-const PhaseGraded = "graded"
+const PhaseGraded Phase = "graded"
 
 // Exam is an exam drill in progress on a cluster: several scenarios broken at once, one clock.
 type Exam struct {
 	V        int           `json:"v"`
 	ID       string        `json:"id"`
 	Seed     int64         `json:"seed"`
-	Phase    string        `json:"phase"`
+	Phase    Phase         `json:"phase"`
 	Error    string        `json:"error,omitempty"`
 	Created  time.Time     `json:"created"`
 	Started  time.Time     `json:"started,omitempty"`

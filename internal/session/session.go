@@ -28,11 +28,15 @@ const (
 	baselineFile = "baseline.json"
 )
 
-// Phases of an attempt.
+// Phase is where an attempt or an exam stands: a start left "starting" was interrupted, a "failed" one says why
+// in its Error.
+type Phase string
+
+// Phases of an attempt and of an exam.
 const (
-	PhaseStarting = "starting"
-	PhaseActive   = "active"
-	PhaseFailed   = "failed"
+	PhaseStarting Phase = "starting"
+	PhaseActive   Phase = "active"
+	PhaseFailed   Phase = "failed"
 )
 
 // Attempt is the scenario in progress on a cluster.
@@ -40,7 +44,7 @@ type Attempt struct {
 	Scenario string            `json:"scenario"`
 	Seed     int64             `json:"seed"`
 	Values   map[string]string `json:"values"`
-	Phase    string            `json:"phase"`
+	Phase    Phase             `json:"phase"`
 	Error    string            `json:"error,omitempty"`
 	Created  time.Time         `json:"created"`
 	// Started is when the task was shown: the clock runs from here.

@@ -138,7 +138,7 @@ func newClusterStatusCmd(f *Factory) *cobra.Command {
 			if st.Kubeconfig != "" {
 				fmt.Fprintf(f.Out, "\nexport KUBECONFIG=%s\n", st.Kubeconfig)
 			}
-			if st.State != "Running" {
+			if st.State != cluster.StateRunning {
 				return &ExitError{Code: 1, Silent: true, Err: fmt.Errorf("cluster %s is %s", st.Name, st.State)}
 			}
 			return nil

@@ -13,7 +13,7 @@ import (
 
 // runWithExam runs lab against a state directory holding an exam in phase, with no cluster: the guard must
 // decide from the record alone.
-func runWithExam(t *testing.T, phase string, args ...string) (string, int) {
+func runWithExam(t *testing.T, phase session.Phase, args ...string) (string, int) {
 	t.Helper()
 	dir := t.TempDir()
 	t.Setenv("LAB_STATE_DIR", dir)

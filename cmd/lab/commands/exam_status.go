@@ -34,7 +34,7 @@ type examQuestionJSON struct {
 type examStatusJSON struct {
 	Cluster     string             `json:"cluster"`
 	Exam        string             `json:"exam"`
-	Phase       string             `json:"phase"`
+	Phase       session.Phase      `json:"phase"`
 	Seed        int64              `json:"seed"`
 	Started     time.Time          `json:"started"`
 	Deadline    time.Time          `json:"deadline"`
