@@ -40,7 +40,7 @@ var _ = Describe("scenario round trips", Label("scenarios"), func() {
 		panic(err)
 	}
 	for _, sc := range cat.All() {
-		Context(sc.ID, Ordered, Label(sc.ID, sc.Stage), func() {
+		Context(sc.ID, Ordered, Label(sc.ID, string(sc.Stage)), func() {
 			start := func(ctx context.Context) {
 				GinkgoHelper()
 				r := lab.Run(ctx, "start", sc.ID, "--seed", fmt.Sprint(seed))

@@ -39,7 +39,7 @@ const DefaultSettle = 30 * time.Second
 
 // QuestionFor turns a scenario instance into a question; settle overrides the scenario's wait when >= 0.
 func QuestionFor(inst *scenarios.Instance, settle time.Duration) Question {
-	q := Question{ID: inst.ID, Title: inst.Title, Stage: journey.Stage(inst.Stage), Settle: DefaultSettle}
+	q := Question{ID: inst.ID, Title: inst.Title, Stage: inst.Stage, Settle: DefaultSettle}
 	if inst.Settle.Duration > 0 {
 		q.Settle = inst.Settle.Duration
 	}

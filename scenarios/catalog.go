@@ -11,8 +11,6 @@ import (
 	"sync"
 
 	"github.com/agnivade/levenshtein"
-
-	"github.com/cka-lab/lab/internal/journey"
 )
 
 //go:embed catalog/*.yaml
@@ -84,7 +82,7 @@ func LoadFS(fsys fs.FS, dir string) (*Catalog, error) {
 func (c *Catalog) sort() {
 	sort.Slice(c.ids, func(i, j int) bool {
 		a, b := c.byID[c.ids[i]], c.byID[c.ids[j]]
-		ai, bi := journey.Stage(a.Stage).Index(), journey.Stage(b.Stage).Index()
+		ai, bi := a.Stage.Index(), b.Stage.Index()
 		if ai != bi {
 			return ai < bi
 		}

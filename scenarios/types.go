@@ -7,16 +7,18 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/cka-lab/lab/internal/journey"
 )
 
 // Scenario is one exam-style task: a cluster broken at one stage of a Pod's journey, and how to grade its fix.
 type Scenario struct {
-	ID         string   `yaml:"id"`
-	Title      string   `yaml:"title"`
-	Stage      string   `yaml:"stage"`
-	Difficulty string   `yaml:"difficulty"`
-	Weight     int      `yaml:"weight"`
-	TimeLimit  Duration `yaml:"timeLimit"`
+	ID         string        `yaml:"id"`
+	Title      string        `yaml:"title"`
+	Stage      journey.Stage `yaml:"stage"`
+	Difficulty string        `yaml:"difficulty"`
+	Weight     int           `yaml:"weight"`
+	TimeLimit  Duration      `yaml:"timeLimit"`
 	// Images are workload images the scenario's Pods use; lab preloads them into every node.
 	Images []string        `yaml:"images"`
 	Vars   map[string]*Var `yaml:"vars"`

@@ -64,9 +64,9 @@ func (v *validator) header() {
 	if strings.TrimSpace(s.Title) == "" {
 		v.add("title", []any{"title"}, "is required")
 	}
-	if st, err := journey.ParseStage(s.Stage); err != nil {
+	if st, err := journey.ParseStage(string(s.Stage)); err != nil {
 		v.add("stage", []any{"stage"}, "%v", err)
-	} else if string(st) != s.Stage {
+	} else if st != s.Stage {
 		v.add("stage", []any{"stage"}, "write the canonical stage name %q", st)
 	}
 	if !slices.Contains(Difficulties, s.Difficulty) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cka-lab/lab/grader"
+	"github.com/cka-lab/lab/internal/journey"
 	"github.com/cka-lab/lab/scenarios"
 )
 
@@ -195,7 +196,7 @@ func TestSelectSpreadsOverStagesAndIsDeterministic(t *testing.T) {
 	cat := builtin(t)
 	a, _ := Select(cat.All(), 3, 7, fakeResolver{workers: 2})
 	b, _ := Select(cat.All(), 3, 7, fakeResolver{workers: 2})
-	stages := map[string]bool{}
+	stages := map[journey.Stage]bool{}
 	for i, q := range a.Questions {
 		stages[q.Stage] = true
 		if q.ID != b.Questions[i].ID || q.Seed != b.Questions[i].Seed {

@@ -56,12 +56,12 @@ func WriteJUnit(w io.Writer, rep Report) error {
 		},
 	}
 	for _, q := range rep.Questions {
-		c := junitCase{Name: fmt.Sprintf("Q%d %s: %s", q.Number, q.Scenario, q.Title), Classname: q.Stage, Time: secs(q.Seconds)}
+		c := junitCase{Name: fmt.Sprintf("Q%d %s: %s", q.Number, q.Scenario, q.Title), Classname: string(q.Stage), Time: secs(q.Seconds)}
 		if !q.Passed {
 			s.Failures++
 			msg := fmt.Sprintf("%.1f of weight %d earned", q.Credit, q.Weight)
 			if q.StoppedAt != "" {
-				msg += "; stopped at " + q.StoppedAt
+				msg += "; stopped at " + string(q.StoppedAt)
 			}
 			c.Failure = &junitFailure{Message: msg, Type: "failed", Text: strings.Join(q.Failing, "\n")}
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cka-lab/lab/grader"
+	"github.com/cka-lab/lab/internal/journey"
 )
 
 // PassMark is the CKA's pass mark, in percent of the total weight.
@@ -15,7 +16,7 @@ const PassMark = 66
 type Question struct {
 	Number   int
 	Scenario string
-	Stage    string
+	Stage    journey.Stage
 	Weight   int
 	Flagged  bool
 	Spent    time.Duration
@@ -23,12 +24,12 @@ type Question struct {
 
 // QuestionReport is one graded question.
 type QuestionReport struct {
-	Number   int    `json:"number"`
-	Scenario string `json:"scenario"`
-	Title    string `json:"title"`
-	Stage    string `json:"stage"`
-	Weight   int    `json:"weight"`
-	Passed   bool   `json:"passed"`
+	Number   int           `json:"number"`
+	Scenario string        `json:"scenario"`
+	Title    string        `json:"title"`
+	Stage    journey.Stage `json:"stage"`
+	Weight   int           `json:"weight"`
+	Passed   bool          `json:"passed"`
 	// Score and Max are the grader's points for every check; TaskScore and TaskMax only the task's checks.
 	Score     int  `json:"score"`
 	Max       int  `json:"max"`
@@ -36,11 +37,11 @@ type QuestionReport struct {
 	TaskMax   int  `json:"taskMax"`
 	OverBroad bool `json:"overBroad"`
 	// Credit is the share of the weight earned.
-	Credit    float64  `json:"credit"`
-	StoppedAt string   `json:"stoppedAt,omitempty"`
-	Failing   []string `json:"failing,omitempty"`
-	Flagged   bool     `json:"flagged"`
-	Seconds   float64  `json:"seconds"`
+	Credit    float64       `json:"credit"`
+	StoppedAt journey.Stage `json:"stoppedAt,omitempty"`
+	Failing   []string      `json:"failing,omitempty"`
+	Flagged   bool          `json:"flagged"`
+	Seconds   float64       `json:"seconds"`
 }
 
 // Report is a graded exam.
@@ -89,7 +90,7 @@ func Score(id string, qs []Question, out *grader.Outcome, used time.Duration, no
 
 func (qr *QuestionReport) fill(o grader.QuestionOutcome) {
 	qr.Title, qr.Passed, qr.Score, qr.Max, qr.OverBroad = o.Title, o.Passed, o.Score, o.Max, o.OverBroad
-	qr.StoppedAt = string(o.StoppedAt)
+	qr.StoppedAt = o.StoppedAt
 	collateralFailed := false
 	for _, c := range o.Checks {
 		if c.Group == grader.GroupChecks {

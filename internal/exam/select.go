@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cka-lab/lab/internal/journey"
 	"github.com/cka-lab/lab/scenarios"
 )
 
@@ -154,8 +155,8 @@ func (p *placer) ordered() []*scenarios.Instance {
 // spread shuffles the pool and deals it out one stage at a time, so an exam of n questions covers n stages
 // when the catalogue has them.
 func spread(pool []*scenarios.Scenario, rng *rand.Rand) []*scenarios.Scenario {
-	byStage := map[string][]*scenarios.Scenario{}
-	var stages []string
+	byStage := map[journey.Stage][]*scenarios.Scenario{}
+	var stages []journey.Stage
 	for _, sc := range pool {
 		if _, ok := byStage[sc.Stage]; !ok {
 			stages = append(stages, sc.Stage)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/cka-lab/lab/grader"
@@ -59,11 +60,14 @@ type Attempt struct {
 
 // Diagnosis is the learner's answer to "where did the Pod stop?", given before fixing.
 type Diagnosis struct {
-	At      time.Time `json:"at"`
-	Stage   string    `json:"stage"`
-	Object  string    `json:"object,omitempty"`
-	Correct bool      `json:"correct"`
+	At      time.Time     `json:"at"`
+	Stage   journey.Stage `json:"stage"`
+	Object  string        `json:"object,omitempty"`
+	Correct bool          `json:"correct"`
 }
+
+// String is the answer as the learner gave it: the stage, then the object when one was named.
+func (d Diagnosis) String() string { return strings.TrimSpace(string(d.Stage) + " " + d.Object) }
 
 // CheckNote is what the attempt keeps of a grade.
 type CheckNote struct {
@@ -211,7 +215,7 @@ func (s *Session) breakCluster(ctx context.Context, inst *scenarios.Instance) er
 
 // waitSymptom waits until every symptom check holds: the learner must see the fault the way the exam shows it.
 func (s *Session) waitSymptom(ctx context.Context, inst *scenarios.Instance, timeout time.Duration) error {
-	env := grader.Env{Clients: s.Cluster.Clients, Nodes: s.Cluster.Nodes, Stage: journey.Stage(inst.Stage)}
+	env := grader.Env{Clients: s.Cluster.Clients, Nodes: s.Cluster.Nodes, Stage: inst.Stage}
 	deadline := time.Now().Add(timeout)
 	for {
 		var failing *grader.Result

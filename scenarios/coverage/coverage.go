@@ -20,7 +20,7 @@ const (
 func Table(c *scenarios.Catalog) string {
 	byStage := map[journey.Stage][]string{}
 	for _, s := range c.All() {
-		byStage[journey.Stage(s.Stage)] = append(byStage[journey.Stage(s.Stage)], "`"+s.ID+"`")
+		byStage[s.Stage] = append(byStage[s.Stage], "`"+s.ID+"`")
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "| stage | scenarios | count |\n| --- | --- | --- |\n")

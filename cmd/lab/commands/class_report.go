@@ -3,7 +3,6 @@ package commands
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/cka-lab/lab/grader"
@@ -21,7 +20,7 @@ func reportToClass(ctx context.Context, f *Factory, event string, a *session.Att
 		r.TimeUsed = time.Since(a.Started).Round(time.Second)
 	}
 	if d := a.Diagnosis; d != nil {
-		r.Diagnosis, r.DiagnosisCorrect = strings.TrimSpace(d.Stage+" "+d.Object), &d.Correct
+		r.Diagnosis, r.DiagnosisCorrect = d.String(), &d.Correct
 	}
 	if out != nil && a.LastCheck != nil {
 		r.Passed, r.Score, r.MaxScore = a.LastCheck.Passed, a.LastCheck.Score, a.LastCheck.Max

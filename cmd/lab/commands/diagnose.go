@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/fatih/color"
@@ -25,13 +24,13 @@ type diagnoseOptions struct {
 }
 
 type diagnoseJSON struct {
-	Stage    string `json:"stage"`
-	Object   string `json:"object,omitempty"`
-	Correct  bool   `json:"correct"`
-	Recorded bool   `json:"recorded"`
+	Stage    journey.Stage `json:"stage"`
+	Object   string        `json:"object,omitempty"`
+	Correct  bool          `json:"correct"`
+	Recorded bool          `json:"recorded"`
 	Answer   struct {
-		Stage  string `json:"stage"`
-		Object string `json:"object,omitempty"`
+		Stage  journey.Stage `json:"stage"`
+		Object string        `json:"object,omitempty"`
 	} `json:"answer"`
 }
 
@@ -81,7 +80,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, f *Factory) error {
 	if err != nil {
 		return err
 	}
-	d := session.Diagnosis{At: time.Now().UTC(), Stage: string(o.answer.Stage), Object: o.answer.Object, Correct: o.correct(inst)}
+	d := session.Diagnosis{At: time.Now().UTC(), Stage: o.answer.Stage, Object: o.answer.Object, Correct: o.correct(inst)}
 	first := a.Diagnosis == nil
 	if first {
 		a.Diagnosis = &d
@@ -99,18 +98,18 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, f *Factory) error {
 	if !first {
 		prev := a.Diagnosis
 		fmt.Fprintf(f.Out, "Not recorded: your first diagnosis (%s at %s, %s) is the one that counts.\n",
-			strings.TrimSpace(prev.Stage+" "+prev.Object), prev.At.Local().Format("15:04"), verdict(prev.Correct))
+			prev.String(), prev.At.Local().Format("15:04"), verdict(prev.Correct))
 	}
 	return nil
 }
 
 func (o *diagnoseOptions) correct(inst *scenarios.Instance) bool {
-	return o.answer.Correct(journey.Stage(inst.Stage), inst.Diagnosis.Object)
+	return o.answer.Correct(inst.Stage, inst.Diagnosis.Object)
 }
 
 func (o *diagnoseOptions) print(w io.Writer, inst *scenarios.Instance) {
 	green, red := paint(w, color.FgGreen), paint(w, color.FgRed)
-	want := journey.Stage(inst.Stage)
+	want := inst.Stage
 	blocker := ""
 	if inst.Diagnosis.Object != "" {
 		blocker = fmt.Sprintf("; %s blocks it", inst.Diagnosis.Object)

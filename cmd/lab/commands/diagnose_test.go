@@ -8,7 +8,7 @@ import (
 	"github.com/cka-lab/lab/scenarios"
 )
 
-func instanceWith(stage, object string) *scenarios.Instance {
+func instanceWith(stage journey.Stage, object string) *scenarios.Instance {
 	return &scenarios.Instance{Scenario: &scenarios.Scenario{Stage: stage, Diagnosis: scenarios.Diagnosis{Object: object}}}
 }
 
@@ -49,7 +49,7 @@ func TestDiagnosisBonus(t *testing.T) {
 	if diagnosisBonus(a) != 0 {
 		t.Error("no diagnosis earns nothing")
 	}
-	a.Diagnosis = &session.Diagnosis{Stage: string(journey.Image)}
+	a.Diagnosis = &session.Diagnosis{Stage: journey.Image}
 	if diagnosisBonus(a) != 0 {
 		t.Error("a wrong diagnosis earns nothing")
 	}

@@ -14,13 +14,13 @@ import (
 )
 
 type stageJSON struct {
-	Stage               string  `json:"stage"`
-	Attempts            int     `json:"attempts"`
-	Passes              int     `json:"passes"`
-	MedianSecondsToPass float64 `json:"medianSecondsToPass"`
-	Hints               int     `json:"hints"`
-	Diagnoses           int     `json:"diagnoses"`
-	DiagnosesCorrect    int     `json:"diagnosesCorrect"`
+	Stage               journey.Stage `json:"stage"`
+	Attempts            int           `json:"attempts"`
+	Passes              int           `json:"passes"`
+	MedianSecondsToPass float64       `json:"medianSecondsToPass"`
+	Hints               int           `json:"hints"`
+	Diagnoses           int           `json:"diagnoses"`
+	DiagnosesCorrect    int           `json:"diagnosesCorrect"`
 }
 
 func newProgressCmd(f *Factory) *cobra.Command {
@@ -50,10 +50,10 @@ where you need hints and where your diagnosis is off. ` + "`lab drill`" + ` prac
 			weakest, why := history.Weakest(stats, stageLimits(cat))
 			if output == "json" {
 				out := struct {
-					Attempts int         `json:"attempts"`
-					Stages   []stageJSON `json:"stages"`
-					Weakest  string      `json:"weakest"`
-					Why      string      `json:"why"`
+					Attempts int           `json:"attempts"`
+					Stages   []stageJSON   `json:"stages"`
+					Weakest  journey.Stage `json:"weakest"`
+					Why      string        `json:"why"`
 				}{Attempts: len(attempts), Weakest: weakest, Why: why}
 				for _, s := range stats {
 					out.Stages = append(out.Stages, stageJSON{s.Stage, s.Attempts, s.Passes, s.MedianTimeToPass.Seconds(), s.Hints, s.Diagnoses, s.DiagnosesCorrect})
@@ -111,7 +111,7 @@ func newDrillCmd(f *Factory) *cobra.Command {
 }
 
 // drillScenario picks within a stage the scenario tried least, then the one not yet passed, in catalogue order.
-func drillScenario(cat *scenarios.Catalog, attempts []history.Result, stage string) string {
+func drillScenario(cat *scenarios.Catalog, attempts []history.Result, stage journey.Stage) string {
 	tries, passed := map[string]int{}, map[string]bool{}
 	for _, a := range attempts {
 		tries[a.Scenario]++
@@ -130,11 +130,11 @@ func drillScenario(cat *scenarios.Catalog, attempts []history.Result, stage stri
 }
 
 // catalogStages are the stages the catalogue has scenarios for, in journey order.
-func catalogStages(cat *scenarios.Catalog) []string {
-	var out []string
+func catalogStages(cat *scenarios.Catalog) []journey.Stage {
+	var out []journey.Stage
 	for _, st := range journey.Stages() {
 		for _, sc := range cat.All() {
-			if sc.Stage == string(st) {
+			if sc.Stage == st {
 				out = append(out, sc.Stage)
 				break
 			}
@@ -144,8 +144,8 @@ func catalogStages(cat *scenarios.Catalog) []string {
 }
 
 // scenarioStage is each scenario's stage today, "" for one the catalogue no longer has.
-func scenarioStage(cat *scenarios.Catalog) func(string) string {
-	return func(id string) string {
+func scenarioStage(cat *scenarios.Catalog) func(string) journey.Stage {
+	return func(id string) journey.Stage {
 		if sc, err := cat.Get(id); err == nil {
 			return sc.Stage
 		}
@@ -154,8 +154,8 @@ func scenarioStage(cat *scenarios.Catalog) func(string) string {
 }
 
 // stageLimits is each stage's longest scenario time limit: a fix is slow against the most lenient limit.
-func stageLimits(cat *scenarios.Catalog) map[string]time.Duration {
-	out := map[string]time.Duration{}
+func stageLimits(cat *scenarios.Catalog) map[journey.Stage]time.Duration {
+	out := map[journey.Stage]time.Duration{}
 	for _, sc := range cat.All() {
 		out[sc.Stage] = max(out[sc.Stage], sc.TimeLimit.Duration)
 	}
@@ -187,7 +187,7 @@ func recordHistory(f *Factory, recs ...history.Record) {
 }
 
 // attemptRecord is the history record of a practice attempt.
-func attemptRecord(event string, a *session.Attempt, stage string) history.Record {
+func attemptRecord(event string, a *session.Attempt, stage journey.Stage) history.Record {
 	r := history.Record{
 		At: time.Now().UTC(), Event: event, Scenario: a.Scenario, Stage: stage, Seed: a.Seed, Started: a.Started,
 		Hints: a.Hints, SawSolution: a.SawSolution, Seconds: time.Since(a.Started).Seconds(),

@@ -18,18 +18,18 @@ import (
 )
 
 type listRow struct {
-	ID         string `json:"id"`
-	Title      string `json:"title"`
-	Stage      string `json:"stage"`
-	Difficulty string `json:"difficulty"`
-	TimeLimit  string `json:"timeLimit"`
-	Weight     int    `json:"weight"`
+	ID         string        `json:"id"`
+	Title      string        `json:"title"`
+	Stage      journey.Stage `json:"stage"`
+	Difficulty string        `json:"difficulty"`
+	TimeLimit  string        `json:"timeLimit"`
+	Weight     int           `json:"weight"`
 	// Best is the learner's best result from their history.
 	Best *bestJSON `json:"best,omitempty"`
 }
 
 func newListCmd(f *Factory) *cobra.Command {
-	var output, stage, difficulty string
+	var output, stageArg, difficulty string
 	c := &cobra.Command{
 		Use:     "list",
 		Short:   "List the scenarios, grouped by the stage of the Pod's journey they break",
@@ -39,12 +39,13 @@ func newListCmd(f *Factory) *cobra.Command {
 			if err := validateOutput(output); err != nil {
 				return err
 			}
-			if stage != "" {
-				st, err := journey.ParseStage(stage)
+			var stage journey.Stage
+			if stageArg != "" {
+				st, err := journey.ParseStage(stageArg)
 				if err != nil {
 					return err
 				}
-				stage = string(st)
+				stage = st
 			}
 			if difficulty != "" && !slices.Contains(scenarios.Difficulties, difficulty) {
 				return fmt.Errorf("unknown difficulty %q: use one of %s", difficulty, strings.Join(scenarios.Difficulties, ", "))
@@ -65,9 +66,9 @@ func newListCmd(f *Factory) *cobra.Command {
 			}
 			t := newTable(f.Out)
 			t.AppendHeader(row("STAGE", "ID", "DIFFICULTY", "TIME", "BEST", "TITLE"))
-			last := ""
+			var last journey.Stage
 			for _, r := range rows {
-				st := ""
+				var st journey.Stage
 				if r.Stage != last {
 					st, last = r.Stage, r.Stage
 				}
@@ -78,7 +79,7 @@ func newListCmd(f *Factory) *cobra.Command {
 		},
 	}
 	c.Flags().StringVarP(&output, "output", "o", "", "output format: json")
-	c.Flags().StringVar(&stage, "stage", "", "only this stage (e.g. scheduling, rbac, cni)")
+	c.Flags().StringVar(&stageArg, "stage", "", "only this stage (e.g. scheduling, rbac, cni)")
 	c.Flags().StringVar(&difficulty, "difficulty", "", "only this difficulty (easy, medium, hard)")
 	return c
 }

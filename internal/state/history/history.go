@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/cka-lab/lab/internal/journey"
 	"github.com/cka-lab/lab/internal/state"
 )
 
@@ -35,14 +36,14 @@ const (
 // Record is one graded moment of an attempt. An attempt is identified by its scenario and start time; it may
 // have several records (each `lab check`, then `lab stop`).
 type Record struct {
-	V        int       `json:"v"`
-	At       time.Time `json:"at"`
-	Event    string    `json:"event"`
-	Scenario string    `json:"scenario"`
-	Stage    string    `json:"stage"`
-	Seed     int64     `json:"seed"`
-	Started  time.Time `json:"started"`
-	Passed   bool      `json:"passed"`
+	V        int           `json:"v"`
+	At       time.Time     `json:"at"`
+	Event    string        `json:"event"`
+	Scenario string        `json:"scenario"`
+	Stage    journey.Stage `json:"stage"`
+	Seed     int64         `json:"seed"`
+	Started  time.Time     `json:"started"`
+	Passed   bool          `json:"passed"`
 	// Score and Max are the final score (hints and diagnosis counted); Graded is false when the attempt was
 	// stopped without ever being checked.
 	Score  int  `json:"score"`
@@ -60,8 +61,8 @@ type Record struct {
 
 // Diagnosis is the learner's first answer to `lab diagnose`.
 type Diagnosis struct {
-	Stage   string `json:"stage"`
-	Correct bool   `json:"correct"`
+	Stage   journey.Stage `json:"stage"`
+	Correct bool          `json:"correct"`
 }
 
 // Path is the history file in lab's state directory.

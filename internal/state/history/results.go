@@ -4,16 +4,18 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/cka-lab/lab/internal/journey"
 )
 
 // Result is everything the history knows about one attempt at a scenario, folded from its records. (The attempt
 // in progress on a cluster is session.Attempt; a Result is what is left of it once recorded.)
 type Result struct {
-	Scenario string    `json:"scenario"`
-	Stage    string    `json:"stage"`
-	Started  time.Time `json:"started"`
-	Exam     string    `json:"exam,omitempty"`
-	Passed   bool      `json:"passed"`
+	Scenario string        `json:"scenario"`
+	Stage    journey.Stage `json:"stage"`
+	Started  time.Time     `json:"started"`
+	Exam     string        `json:"exam,omitempty"`
+	Passed   bool          `json:"passed"`
 	// TimeToPass is the time spent until the first passing grade; 0 when it never passed.
 	TimeToPass time.Duration `json:"timeToPass"`
 	// Score and Max are the best graded result of the attempt.

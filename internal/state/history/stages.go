@@ -11,13 +11,13 @@ import (
 // a scenario that is gone), so a history written before the journey followed the kubelet's order ("runtime",
 // "network", "storage") counts where its scenarios are today; an attempt at a scenario that is gone takes the
 // retired stage's successor, and a name lab never knew stays as it is.
-func Restage(results []Result, stageOf func(scenario string) string) []Result {
+func Restage(results []Result, stageOf func(scenario string) journey.Stage) []Result {
 	out := make([]Result, len(results))
 	for i, a := range results {
 		if st := stageOf(a.Scenario); st != "" {
 			a.Stage = st
-		} else if st, ok := journey.Legacy(a.Stage); ok {
-			a.Stage = string(st)
+		} else if st, ok := journey.Legacy(string(a.Stage)); ok {
+			a.Stage = st
 		}
 		out[i] = a
 	}
@@ -26,9 +26,9 @@ func Restage(results []Result, stageOf func(scenario string) string) []Result {
 
 // StageStats sums up the attempts at one stage's scenarios.
 type StageStats struct {
-	Stage    string `json:"stage"`
-	Attempts int    `json:"attempts"`
-	Passes   int    `json:"passes"`
+	Stage    journey.Stage `json:"stage"`
+	Attempts int           `json:"attempts"`
+	Passes   int           `json:"passes"`
 	// MedianTimeToPass is over the passed attempts; 0 when none passed.
 	MedianTimeToPass time.Duration `json:"medianTimeToPass"`
 	Hints            int           `json:"hints"`
@@ -38,10 +38,10 @@ type StageStats struct {
 
 // ByStage returns one row per stage in the order given (stages without attempts included, so the learner sees
 // what is left), followed by stages the history has that were not given.
-func ByStage(results []Result, stages []string) []StageStats {
-	rows := map[string]*StageStats{}
-	times := map[string][]time.Duration{}
-	order := append([]string(nil), stages...)
+func ByStage(results []Result, stages []journey.Stage) []StageStats {
+	rows := map[journey.Stage]*StageStats{}
+	times := map[journey.Stage][]time.Duration{}
+	order := append([]journey.Stage(nil), stages...)
 	for _, s := range stages {
 		rows[s] = &StageStats{Stage: s}
 	}
@@ -88,13 +88,13 @@ const (
 // attempted, else the one with the most failures, slowest fixes against its time limit (limits, by stage),
 // most hints and wrong diagnoses, per attempt; on a tie the less practised one. It also says why in a short
 // phrase.
-func Weakest(stats []StageStats, limits map[string]time.Duration) (string, string) {
+func Weakest(stats []StageStats, limits map[journey.Stage]time.Duration) (journey.Stage, string) {
 	for _, s := range stats {
 		if s.Attempts == 0 {
 			return s.Stage, fmt.Sprintf("you have not tried a scenario of the %s stage yet", s.Stage)
 		}
 	}
-	best, bestScore, bestAttempts, why := "", -1.0, 0, ""
+	best, bestScore, bestAttempts, why := journey.Stage(""), -1.0, 0, ""
 	for _, s := range stats {
 		score, reason := weakness(s, limits[s.Stage])
 		if score > bestScore || score == bestScore && s.Attempts < bestAttempts {

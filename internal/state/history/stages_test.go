@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cka-lab/lab/internal/journey"
 )
 
 func TestByStageKeepsOrderAndUnattemptedStages(t *testing.T) {
@@ -13,7 +15,7 @@ func TestByStageKeepsOrderAndUnattemptedStages(t *testing.T) {
 		{Stage: "runtime", Passed: true, TimeToPass: 9 * time.Minute, Diagnosis: &Diagnosis{}},
 		{Stage: "retired-stage"},
 	}
-	rows := ByStage(as, []string{"scheduling", "runtime"})
+	rows := ByStage(as, []journey.Stage{"scheduling", "runtime"})
 	if len(rows) != 3 || rows[0].Stage != "scheduling" || rows[1].Stage != "runtime" || rows[2].Stage != "retired-stage" {
 		t.Fatalf("rows %+v", rows)
 	}
@@ -27,11 +29,12 @@ func TestByStageKeepsOrderAndUnattemptedStages(t *testing.T) {
 }
 
 func TestWeakest(t *testing.T) {
-	limits := map[string]time.Duration{"scheduling": 6 * time.Minute, "runtime": 5 * time.Minute, "storage": 8 * time.Minute}
+	limits := map[journey.Stage]time.Duration{"scheduling": 6 * time.Minute, "runtime": 5 * time.Minute, "storage": 8 * time.Minute}
 	for _, tc := range []struct {
-		name      string
-		stats     []StageStats
-		want, why string
+		name  string
+		stats []StageStats
+		want  journey.Stage
+		why   string
 	}{
 		{
 			name: "an unattempted stage comes first, in journey order",
@@ -85,7 +88,7 @@ func TestWeakest(t *testing.T) {
 }
 
 func TestRestageKeepsOldHistoriesCounting(t *testing.T) {
-	now := map[string]string{"bad-image-tag": "image", "env-configmap-key-missing": "container", "cni-plugin-missing": "sandbox"}
+	now := map[string]journey.Stage{"bad-image-tag": "image", "env-configmap-key-missing": "container", "cni-plugin-missing": "sandbox"}
 	old := []Result{
 		{Scenario: "bad-image-tag", Stage: "runtime"},
 		{Scenario: "env-configmap-key-missing", Stage: "runtime"},
@@ -94,8 +97,8 @@ func TestRestageKeepsOldHistoriesCounting(t *testing.T) {
 		{Scenario: "retired-scenario", Stage: "runtime"},
 		{Scenario: "other", Stage: "retired-stage"},
 	}
-	got := Restage(old, func(id string) string { return now[id] })
-	want := []string{"image", "container", "sandbox", "volumes", "image", "retired-stage"}
+	got := Restage(old, func(id string) journey.Stage { return now[id] })
+	want := []journey.Stage{"image", "container", "sandbox", "volumes", "image", "retired-stage"}
 	for i, a := range got {
 		if a.Stage != want[i] {
 			t.Errorf("attempt %d (%s, %s): stage %q, want %q", i, old[i].Scenario, old[i].Stage, a.Stage, want[i])
