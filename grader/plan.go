@@ -1,6 +1,9 @@
 package grader
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
 	"time"
 
 	"github.com/cka-lab/lab/internal/journey"
@@ -53,4 +56,17 @@ func QuestionFor(inst *scenarios.Instance, settle time.Duration) Question {
 		q.Checks = append(q.Checks, Planned{Group: GroupCollateral, Check: c})
 	}
 	return q
+}
+
+// ReadPlan reads the plan RunChild wrote for the grading child.
+func ReadPlan(path string) (Plan, error) {
+	var plan Plan
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return plan, err
+	}
+	if err := json.Unmarshal(b, &plan); err != nil {
+		return plan, fmt.Errorf("read plan %s: %w", path, err)
+	}
+	return plan, nil
 }

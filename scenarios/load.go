@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -51,6 +52,30 @@ func Parse(file string, data []byte) (*Scenario, error) {
 		return nil, errs
 	}
 	return s, nil
+}
+
+// ParseFiles reads and parses scenario files. The problems found in them come back together as Errors, with
+// the scenarios that parsed; a file that cannot be read is an error of its own.
+func ParseFiles(paths []string) ([]*Scenario, Errors, error) {
+	var scs []*Scenario
+	var problems Errors
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		s, err := Parse(path, data)
+		var errs Errors
+		switch {
+		case errors.As(err, &errs):
+			problems = append(problems, errs...)
+		case err != nil:
+			return nil, nil, err
+		default:
+			scs = append(scs, s)
+		}
+	}
+	return scs, problems, nil
 }
 
 var typeErrLine = regexp.MustCompile(`^line (\d+): (.*)$`)

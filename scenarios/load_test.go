@@ -2,6 +2,8 @@ package scenarios
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -100,5 +102,30 @@ func TestUnknownIDSuggests(t *testing.T) {
 	_, err := c.Get("taint-dedicated")
 	if err == nil || !strings.Contains(err.Error(), "did you mean taint-dedicated-node") {
 		t.Errorf("got %v", err)
+	}
+}
+
+func TestParseFilesCollectsEveryFilesProblems(t *testing.T) {
+	dir := t.TempDir()
+	good, err := os.ReadFile("catalog/bad-image-tag.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{filepath.Join(dir, "bad-image-tag.yaml"), filepath.Join(dir, "broken.yaml")}
+	if err := os.WriteFile(paths[0], good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(paths[1], []byte("id: broken\nstage: nowhere\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	scs, problems, err := ParseFiles(paths)
+	if err != nil || len(scs) != 1 || scs[0].ID != "bad-image-tag" {
+		t.Fatalf("parsed %d scenario(s), %v", len(scs), err)
+	}
+	if len(problems) == 0 || !strings.Contains(problems.Error(), "broken.yaml") {
+		t.Errorf("problems: %v", problems)
+	}
+	if _, _, err := ParseFiles([]string{filepath.Join(dir, "missing.yaml")}); err == nil {
+		t.Error("a missing file is an error")
 	}
 }

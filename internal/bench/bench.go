@@ -30,7 +30,8 @@ type Options struct {
 	// Name is the warm cluster's name (its node containers are named after it, so two benches on one machine
 	// need different names).
 	Name string
-	// Self is the lab binary measured; Kubectl the directory of kubectl for reference solutions.
+	// Self is the lab binary measured; KubectlDir the directory of kubectl for reference solutions (found on
+	// $KUBECTL, PATH or the offline build's cache when empty).
 	Self       string
 	KubectlDir string
 	NodeImage  string
@@ -94,6 +95,11 @@ func New(o Options, status *ui.Status) (*Bench, error) {
 	if o.Name == "" {
 		o.Name = "lab-bench"
 	}
+	if o.KubectlDir == "" {
+		if k, err := lookKubectl(); err == nil {
+			o.KubectlDir = filepath.Dir(k)
+		}
+	}
 	state, err := os.MkdirTemp("", "lab-bench-")
 	if err != nil {
 		return nil, err
@@ -101,6 +107,21 @@ func New(o Options, status *ui.Status) (*Bench, error) {
 	return &Bench{o: o, status: status, state: state, report: &Report{
 		Date: time.Now().UTC().Format("2006-01-02"), Machine: machine(), Ratios: map[string]float64{},
 	}}, nil
+}
+
+// lookKubectl finds kubectl for the reference solutions the bench applies.
+func lookKubectl() (string, error) {
+	if k := os.Getenv("KUBECTL"); k != "" {
+		return k, nil
+	}
+	if k, err := exec.LookPath("kubectl"); err == nil {
+		return k, nil
+	}
+	matches, _ := filepath.Glob("/var/cache/kind-offline/out/k8s-*/kubectl")
+	if len(matches) > 0 {
+		return matches[len(matches)-1], nil
+	}
+	return "", fmt.Errorf("kubectl not found: put it on PATH or set KUBECTL")
 }
 
 func machine() string {

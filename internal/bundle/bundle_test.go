@@ -281,3 +281,26 @@ func names(es []entry) []string {
 	}
 	return out
 }
+
+func TestSaveFileLeavesABundleOrNothing(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "lab.bundle")
+	each := func(_ string, save func() error) error { return save() }
+	if _, _, err := SaveFile(context.Background(), path, append(refs, "absent:1"), newFakeDocker(refs...), each); err == nil {
+		t.Fatal("a save with an absent image succeeded")
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Fatalf("a failed save left %v", left)
+	}
+	m, size, err := SaveFile(context.Background(), path, refs, newFakeDocker(refs...), each)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(path)
+	if err != nil || info.Size() != size || len(m.Images) != len(refs) {
+		t.Fatalf("saved %v (%d bytes, %d images): %v", info, size, len(m.Images), err)
+	}
+	if _, err := VerifyFile(path); err != nil {
+		t.Errorf("the saved bundle does not verify: %v", err)
+	}
+}

@@ -81,18 +81,23 @@ func (c *Cluster) Nodes() ([]nodes.Node, error) {
 	return ns, nil
 }
 
-// Node returns the kind node with the given name (a Kubernetes node name is its container name).
+// Node returns the kind node with the given name (a Kubernetes node name is its container name), or the
+// name without the cluster's prefix ("worker" for lab-worker), as `lab ssh` takes it.
 func (c *Cluster) Node(name string) (nodes.Node, error) {
 	ns, err := c.Nodes()
 	if err != nil {
 		return nil, err
 	}
+	var names []string
 	for _, n := range ns {
-		if n.String() == name {
-			return n, nil
+		names = append(names, n.String())
+	}
+	for _, want := range []string{name, c.Name + "-" + name} {
+		if i := slices.Index(names, want); i >= 0 {
+			return ns[i], nil
 		}
 	}
-	return nil, fmt.Errorf("cluster %s has no node %q", c.Name, name)
+	return nil, fmt.Errorf("cluster %s has no node %q (nodes: %s)", c.Name, name, strings.Join(names, ", "))
 }
 
 // Workers returns the worker nodes, sorted by name.
