@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/cka-lab/lab/grader"
+	"github.com/cka-lab/lab/internal/exam"
 	"github.com/cka-lab/lab/internal/session/baseline"
 	"github.com/cka-lab/lab/internal/state"
+	"github.com/cka-lab/lab/internal/state/history"
 	"github.com/cka-lab/lab/scenarios"
 )
 
@@ -116,12 +118,28 @@ func (s *Session) Exam() (*Exam, error) { return ReadExam(s.Store, s.Cluster.Nam
 // SaveExam writes the exam record back.
 func (s *Session) SaveExam(e *Exam) error { return s.Store.Write(s.Cluster.Name, examFile, e) }
 
-// StartMany starts an exam: one reset and baseline, then choose instantiates the questions against this
-// cluster, and each is broken in order with the same setup, injection and symptom wait as Start. The record
-// is written before anything changes, so an interrupted start is repaired by `lab exam stop`.
-func (s *Session) StartMany(ctx context.Context, choose func(scenarios.Resolver) ([]*scenarios.Instance, error), seed int64, d time.Duration) (*Exam, []*scenarios.Instance, error) {
+// ExamOptions say how StartExam chooses an exam's questions and how long it lasts.
+type ExamOptions struct {
+	// Pool is what the questions are drawn from: up to Questions of them spread over the stages, or with
+	// Exactly every one of them, in order.
+	Pool      []*scenarios.Scenario
+	Exactly   bool
+	Questions int
+	Seed      int64
+	Duration  time.Duration
+}
+
+// StartExam starts an exam: one reset and baseline, then the questions are chosen against this cluster (what
+// its nodes allow) and each is broken in order with the same setup, injection and symptom wait as Start. The
+// record is written before anything changes, so an interrupted start is repaired by `lab exam stop`.
+func (s *Session) StartExam(ctx context.Context, o ExamOptions) (*Exam, []*scenarios.Instance, error) {
 	if s.Cluster.Shared() {
 		return nil, nil, errSharedExam
+	}
+	if e, err := s.Exam(); err != nil {
+		return nil, nil, err
+	} else if e != nil && e.Phase != PhaseGraded {
+		return nil, nil, fmt.Errorf("an exam is already on cluster %s (%s): `lab exam status` shows it, `lab exam stop` ends it", s.Cluster.Name, e.Phase)
 	}
 	if err := s.resetIfNeeded(ctx); err != nil {
 		return nil, nil, err
@@ -129,12 +147,12 @@ func (s *Session) StartMany(ctx context.Context, choose func(scenarios.Resolver)
 	if err := s.ensureBaseline(ctx); err != nil {
 		return nil, nil, err
 	}
-	insts, err := choose(resolver{ctx: ctx, c: s.Cluster})
+	insts, err := s.chooseQuestions(ctx, o)
 	if err != nil {
 		return nil, nil, err
 	}
 	now := time.Now().UTC()
-	e := &Exam{V: ExamVersion, ID: now.Format("20060102T150405Z"), Seed: seed, Phase: PhaseStarting, Created: now, Duration: d}
+	e := &Exam{V: ExamVersion, ID: now.Format("20060102T150405Z"), Seed: o.Seed, Phase: PhaseStarting, Created: now, Duration: o.Duration}
 	for _, inst := range insts {
 		e.Questions = append(e.Questions, ExamQuestion{Scenario: inst.ID, Seed: inst.Seed, Values: inst.Values, Weight: inst.Weight})
 	}
@@ -154,6 +172,42 @@ func (s *Session) StartMany(ctx context.Context, choose func(scenarios.Resolver)
 	return e, insts, s.SaveExam(e)
 }
 
+// chooseQuestions selects the exam's questions and says which were left out and why.
+func (s *Session) chooseQuestions(ctx context.Context, o ExamOptions) ([]*scenarios.Instance, error) {
+	r := resolver{ctx: ctx, c: s.Cluster}
+	var sel *exam.Selection
+	var err error
+	if o.Exactly {
+		sel, err = exam.SelectThese(o.Pool, o.Seed, r)
+	} else {
+		sel, err = exam.Select(o.Pool, o.Questions, o.Seed, r)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, sk := range sel.Skipped {
+		s.Status.Info("  left out: %s", sk)
+	}
+	if !o.Exactly && len(sel.Questions) < o.Questions {
+		s.Status.Info("The catalogue offers %d independent questions; the exam has %d.", len(sel.Questions), len(sel.Questions))
+	}
+	return sel.Questions, nil
+}
+
+// ToggleFlag flags question n (1-based; 0 is the current one) to come back to, or unflags it, and returns
+// its index.
+func (e *Exam) ToggleFlag(n int) (int, error) {
+	i := e.Current
+	if n > 0 {
+		if n > len(e.Questions) {
+			return 0, fmt.Errorf("the exam has %d questions, not %d", len(e.Questions), n)
+		}
+		i = n - 1
+	}
+	e.Questions[i].Flagged = !e.Questions[i].Flagged
+	return i, nil
+}
+
 // ExamInstances rebuilds the exam's scenario instances from the catalogue and the recorded values.
 func (s *Session) ExamInstances(cat *scenarios.Catalog, e *Exam) ([]*scenarios.Instance, error) {
 	var out []*scenarios.Instance
@@ -171,9 +225,51 @@ func (s *Session) ExamInstances(cat *scenarios.Catalog, e *Exam) ([]*scenarios.I
 	return out, nil
 }
 
-// GradeExam grades every question in one child grading run, one grader question per scenario, with each
-// scenario's own settle time; ginkgo's reports go under the cluster's exams directory.
-func (s *Session) GradeExam(ctx context.Context, e *Exam, insts []*scenarios.Instance) (*grader.Outcome, error) {
+// examReportFile keeps the last exam's report next to its record, for `lab exam status` after grading.
+const examReportFile = "exam-report.json"
+
+// GradeExam ends the exam: it stops the clock, grades every question in one child grading run (one grader
+// question per scenario, each with its own settle time), scores them, marks the exam graded, keeps the report
+// and adds each question to the learner's history.
+func (s *Session) GradeExam(ctx context.Context, e *Exam, insts []*scenarios.Instance) (*exam.Report, *grader.Outcome, error) {
+	now := time.Now().UTC()
+	e.StopClock(now)
+	var out *grader.Outcome
+	if err := s.Status.Step(fmt.Sprintf("Grading %d question(s)", len(insts)), func() error {
+		var err error
+		out, err = s.gradeQuestions(ctx, e, insts)
+		return err
+	}); err != nil {
+		return nil, nil, err
+	}
+	end := now
+	if end.After(e.Deadline()) {
+		end = e.Deadline()
+	}
+	var qs []exam.Question
+	for i, q := range e.Questions {
+		qs = append(qs, exam.Question{Number: i + 1, Scenario: q.Scenario, Stage: insts[i].Stage, Weight: q.Weight, Flagged: q.Flagged, Spent: q.Spent})
+	}
+	rep := exam.Score(e.ID, qs, out, end.Sub(e.Started), now)
+	e.Phase, e.Graded = PhaseGraded, now
+	if err := s.SaveExam(e); err != nil {
+		return nil, nil, err
+	}
+	if err := s.Store.Write(s.Cluster.Name, examReportFile, rep); err != nil {
+		return nil, nil, err
+	}
+	var recs []history.Record
+	for i, q := range rep.Questions {
+		recs = append(recs, history.Record{
+			At: now, Event: history.EventExam, Scenario: q.Scenario, Stage: q.Stage, Seed: e.Questions[i].Seed, Started: e.Started,
+			Passed: q.Passed, Score: q.Score, Max: q.Max, Graded: true, Seconds: q.Seconds, Exam: e.ID,
+		})
+	}
+	s.addHistory(recs...)
+	return &rep, out, nil
+}
+
+func (s *Session) gradeQuestions(ctx context.Context, e *Exam, insts []*scenarios.Instance) (*grader.Outcome, error) {
 	plan := grader.Plan{Cluster: s.Cluster.Name}
 	for _, inst := range insts {
 		plan.Questions = append(plan.Questions, grader.QuestionFor(inst, -1))
@@ -186,14 +282,40 @@ func (s *Session) GradeExam(ctx context.Context, e *Exam, insts []*scenarios.Ins
 	return out, nil
 }
 
-// StopExam returns the cluster to its baseline and forgets the exam once nothing differs.
-func (s *Session) StopExam(ctx context.Context) ([]baseline.Residue, error) {
+// ExamReport returns the report of the cluster's graded exam, nil when there is none.
+func (s *Session) ExamReport() (*exam.Report, error) {
+	var rep exam.Report
+	err := s.Store.Read(s.Cluster.Name, examReportFile, &rep)
+	if errors.Is(err, state.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &rep, nil
+}
+
+// EndExam resets the cluster to its baseline and forgets the exam, and says whether it reset. A practice
+// attempt started after a graded exam has already reset the exam's faults: it is left alone and only the exam
+// is forgotten.
+func (s *Session) EndExam(ctx context.Context, e *Exam) (residue []baseline.Residue, reset bool, err error) {
+	if a, err := s.Current(); err != nil {
+		return nil, false, err
+	} else if a != nil && e.Phase == PhaseGraded {
+		return nil, false, s.forgetExam()
+	}
+	residue, err = s.stopExam(ctx)
+	return residue, true, err
+}
+
+// stopExam returns the cluster to its baseline and forgets the exam once nothing differs.
+func (s *Session) stopExam(ctx context.Context) ([]baseline.Residue, error) {
 	residue, err := s.Reset(ctx)
 	if err != nil || len(residue) > 0 {
 		return residue, err
 	}
-	return nil, s.ForgetExam()
+	return nil, s.forgetExam()
 }
 
-// ForgetExam removes the exam record, leaving the cluster as it is.
-func (s *Session) ForgetExam() error { return s.Store.Remove(s.Cluster.Name, examFile) }
+// forgetExam removes the exam record, leaving the cluster as it is.
+func (s *Session) forgetExam() error { return s.Store.Remove(s.Cluster.Name, examFile) }

@@ -1,20 +1,24 @@
 package commands
 
 import (
-	"encoding/json"
-	"fmt"
+	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cka-lab/lab/internal/bench"
+	"github.com/cka-lab/lab/scenarios"
 )
 
+type benchOptions struct {
+	bench.Options
+	out outputFlags
+	cat *scenarios.Catalog
+}
+
 func newBenchCmd(f *Factory) *cobra.Command {
-	o := bench.Options{}
-	var output string
+	o := &benchOptions{}
 	c := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure lab on real clusters: cold create vs kind, start/check/reset per scenario, memory, capacity",
@@ -25,47 +29,7 @@ several times and prints medians with min and max; it deletes every cluster it m
   lab bench --runs 5 --scenarios taint-dedicated-node,rbac-deployer-create --capacity=false -o json
   lab bench --cold=false --capacity=false --lab /tmp/lab-main --scenarios bad-image-tag`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := validateOutput(output); err != nil {
-				return err
-			}
-			cat, err := f.Catalog()
-			if err != nil {
-				return err
-			}
-			if len(o.Scenarios) == 0 {
-				o.Scenarios = cat.IDs()
-			}
-			for _, id := range o.Scenarios {
-				if _, err := cat.Get(id); err != nil {
-					return err
-				}
-			}
-			if o.Self == "" {
-				if o.Self, err = os.Executable(); err != nil {
-					return err
-				}
-			}
-			if o.Self, err = filepath.Abs(o.Self); err != nil {
-				return err
-			}
-			if k, err := lookKubectl(); err == nil {
-				o.KubectlDir = filepath.Dir(k)
-			}
-			b, err := bench.New(o, f.Status())
-			if err != nil {
-				return err
-			}
-			r, err := b.Run(cmd.Context(), cat)
-			if err != nil {
-				return err
-			}
-			if output == "json" {
-				return json.NewEncoder(f.Out).Encode(r)
-			}
-			r.Print(f.Out)
-			return nil
-		},
+		RunE: runE(f, o),
 	}
 	c.Flags().IntVar(&o.Runs, "runs", 3, "runs of each measurement (medians are reported)")
 	c.Flags().StringSliceVar(&o.Scenarios, "scenarios", nil, "scenarios to measure (default: all)")
@@ -75,21 +39,48 @@ several times and prints medians with min and max; it deletes every cluster it m
 	c.Flags().StringVar(&o.NodeImage, "image", "", "kind node image (default $LAB_NODE_IMAGE or the pinned one)")
 	c.Flags().StringVar(&o.Name, "name", "lab-bench", "name of the warm cluster the scenarios run on")
 	c.Flags().StringVar(&o.Self, "lab", "", "lab binary to measure, to compare commits (default: this one)")
-	c.Flags().StringVarP(&output, "output", "o", "", "output format: json")
+	o.out.addFlags(c)
 	return c
 }
 
-// lookKubectl finds kubectl for the reference solutions the bench applies.
-func lookKubectl() (string, error) {
-	if k := os.Getenv("KUBECTL"); k != "" {
-		return k, nil
+// complete measures every scenario unless told which, with this very binary unless told another.
+func (o *benchOptions) complete(f *Factory, _ *cobra.Command, _ []string) error {
+	var err error
+	if o.cat, err = f.Catalog(); err != nil {
+		return err
 	}
-	if k, err := exec.LookPath("kubectl"); err == nil {
-		return k, nil
+	if len(o.Scenarios) == 0 {
+		o.Scenarios = o.cat.IDs()
 	}
-	matches, _ := filepath.Glob("/var/cache/kind-offline/out/k8s-*/kubectl")
-	if len(matches) > 0 {
-		return matches[len(matches)-1], nil
+	if o.Self == "" {
+		if o.Self, err = os.Executable(); err != nil {
+			return err
+		}
 	}
-	return "", fmt.Errorf("kubectl not found: put it on PATH or set KUBECTL")
+	o.Self, err = filepath.Abs(o.Self)
+	return err
+}
+
+func (o *benchOptions) validate() error {
+	for _, id := range o.Scenarios {
+		if _, err := o.cat.Get(id); err != nil {
+			return err
+		}
+	}
+	return o.out.validate()
+}
+
+func (o *benchOptions) run(ctx context.Context, f *Factory) error {
+	b, err := bench.New(o.Options, f.Status())
+	if err != nil {
+		return err
+	}
+	r, err := b.Run(ctx, o.cat)
+	if err != nil {
+		return err
+	}
+	return o.out.print(f.Out, r, func() error {
+		r.Print(f.Out)
+		return nil
+	})
 }

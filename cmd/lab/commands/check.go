@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -15,14 +14,13 @@ import (
 	"github.com/cka-lab/lab/grader"
 	"github.com/cka-lab/lab/internal/class"
 	"github.com/cka-lab/lab/internal/session"
-	"github.com/cka-lab/lab/internal/state/history"
 	"github.com/cka-lab/lab/scenarios"
 )
 
 type checkOptions struct {
-	output string
-	junit  string
-	wait   time.Duration
+	out   outputFlags
+	junit string
+	wait  time.Duration
 }
 
 func newCheckCmd(f *Factory) *cobra.Command {
@@ -34,20 +32,30 @@ func newCheckCmd(f *Factory) *cobra.Command {
   lab check -o json
   lab check --junit report.xml --wait 0s`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := validateOutput(o.output); err != nil {
-				return err
-			}
-			if !cmd.Flags().Changed("wait") {
-				o.wait = -1
-			}
-			return o.run(cmd.Context(), f)
-		},
+		RunE: runE(f, o),
 	}
-	c.Flags().StringVarP(&o.output, "output", "o", "", "output format: json")
+	o.out.addFlags(c)
 	c.Flags().StringVar(&o.junit, "junit", "", "also write a JUnit report to this file")
 	c.Flags().DurationVar(&o.wait, "wait", 0, "how long to wait for the cluster to converge (default: the scenario's)")
 	return c
+}
+
+func (o *checkOptions) complete(_ *Factory, cmd *cobra.Command, _ []string) error {
+	if !cmd.Flags().Changed("wait") {
+		o.wait = -1
+	}
+	return nil
+}
+
+func (o *checkOptions) validate() error { return o.out.validate() }
+
+// checkJSON is `lab check -o json`: the grader's outcome with the score the learner gets.
+type checkJSON struct {
+	*grader.Outcome
+	Hints          int `json:"hints"`
+	DiagnosisBonus int `json:"diagnosisBonus"`
+	FinalScore     int `json:"finalScore"`
+	FinalMax       int `json:"finalMax"`
 }
 
 func (o *checkOptions) run(ctx context.Context, f *Factory) error {
@@ -59,45 +67,23 @@ func (o *checkOptions) run(ctx context.Context, f *Factory) error {
 	if err != nil {
 		return err
 	}
-	plan := grader.Plan{Cluster: sess.Cluster.Name, Questions: []grader.Question{grader.QuestionFor(inst, o.wait)}}
-	dir := sess.CheckDir()
-	var out *grader.Outcome
-	status := f.Status()
-	err = status.Step(fmt.Sprintf("Grading %s (until the cluster converges, at most %s)", inst.ID, plan.Questions[0].Settle), func() error {
-		var err error
-		out, err = grader.RunChild(ctx, sess.Self, plan, dir, []string{"LAB_CLUSTER=" + sess.Cluster.Name}, func(p grader.Progress) {
-			status.Update(progressLine(p))
-		})
-		return err
-	})
+	res, err := sess.Check(ctx, a, inst, o.wait, func(p grader.Progress) { sess.Status.Update(progressLine(p)) })
 	if err != nil {
 		return err
 	}
-	bonus := diagnosisBonus(a)
-	score, maxScore := max(out.Score-a.Hints*HintCost, 0)+bonus, out.Max+bonus
-	a.LastCheck = &session.CheckNote{At: time.Now().UTC(), Passed: out.Passed, Score: score, Max: maxScore}
-	if err := sess.Save(a); err != nil {
-		return err
-	}
-	recordHistory(f, attemptRecord(history.EventCheck, a, inst.Stage))
+	out, score := res.Outcome, res.Score
 	reportToClass(ctx, f, class.EventCheck, a, out)
 	if o.junit != "" {
 		if err := copyFile(out.JUnitReport, o.junit); err != nil {
 			return err
 		}
 	}
-	if o.output == "json" {
-		if err := json.NewEncoder(f.Out).Encode(struct {
-			*grader.Outcome
-			Hints          int `json:"hints"`
-			DiagnosisBonus int `json:"diagnosisBonus"`
-			FinalScore     int `json:"finalScore"`
-			FinalMax       int `json:"finalMax"`
-		}{out, a.Hints, bonus, score, maxScore}); err != nil {
-			return err
-		}
-	} else {
-		printOutcome(f, out, a, score, maxScore)
+	err = o.out.print(f.Out, checkJSON{out, score.Hints, score.Bonus, score.Final, score.FinalMax}, func() error {
+		printOutcome(f, out, a, score)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if !out.Passed {
 		return &ExitError{Code: 1, Silent: true, Err: errors.New("not passed")}
@@ -107,25 +93,14 @@ func (o *checkOptions) run(ctx context.Context, f *Factory) error {
 
 // currentInstance returns the attempt in progress and its scenario instance.
 func currentInstance(f *Factory, sess *session.Session) (*session.Attempt, *scenarios.Instance, error) {
-	a, err := sess.Current()
-	if err != nil {
-		return nil, nil, err
-	}
-	if a == nil {
-		return nil, nil, fmt.Errorf("no scenario is running on cluster %s: start one with `lab start <scenario>` (see `lab list`)", sess.Cluster.Name)
-	}
-	if a.Phase != session.PhaseActive {
-		return nil, nil, fmt.Errorf("scenario %s did not finish starting (%s): run `lab reset`, then `lab start %s` again", a.Scenario, a.Phase, a.Scenario)
-	}
 	cat, err := f.Catalog()
 	if err != nil {
 		return nil, nil, err
 	}
-	inst, err := sess.Instance(cat, a)
-	return a, inst, err
+	return sess.Active(cat)
 }
 
-func printOutcome(f *Factory, out *grader.Outcome, a *session.Attempt, score, maxScore int) {
+func printOutcome(f *Factory, out *grader.Outcome, a *session.Attempt, score session.Score) {
 	green, red, dim := color.New(color.FgGreen).SprintFunc(), color.New(color.FgRed).SprintFunc(), color.New(color.Faint).SprintFunc()
 	for _, q := range out.Questions {
 		fmt.Fprintf(f.Out, "\n%s\n", q.Title)
@@ -163,16 +138,14 @@ func printOutcome(f *Factory, out *grader.Outcome, a *session.Attempt, score, ma
 		}
 	}
 	penalty := ""
-	if a.Hints > 0 {
-		penalty = fmt.Sprintf(" (%d/%d minus %d for %d hint(s))", out.Score, out.Max, a.Hints*HintCost, a.Hints)
-	}
-	pct := 0
-	if maxScore > 0 {
-		pct = score * 100 / maxScore
+	if score.Hints > 0 {
+		penalty = fmt.Sprintf(" (%d/%d minus %d for %d hint(s))", score.Earned, score.Max, score.Penalty(), score.Hints)
 	}
 	fmt.Fprintln(f.Out)
-	printDiagnosis(f.Out, a)
-	fmt.Fprintf(f.Out, "Score: %d/%d (%d%%)%s\n", score, maxScore, pct, penalty)
+	if d := a.Diagnosis; d != nil {
+		fmt.Fprintf(f.Out, "Diagnosis: %s (%s, +%d)\n", d.Stage, map[bool]string{true: "correct", false: "wrong"}[d.Correct], score.Bonus)
+	}
+	fmt.Fprintf(f.Out, "Score: %d/%d (%d%%)%s\n", score.Final, score.FinalMax, score.Percent(), penalty)
 	fmt.Fprintf(f.ErrOut, "%s\n", dim("reports: "+strings.Join([]string{out.JSONReport, out.JUnitReport}, " ")))
 }
 

@@ -115,7 +115,7 @@ func startClassScenario(ctx context.Context, f *Factory, cs *class.Joined) error
 	if !cs.Plan.Exam {
 		id := cs.Scenario()
 		fmt.Fprintf(f.ErrOut, "Class scenario %d/%d\n", cs.Current+1, len(cs.Plan.Scenarios))
-		if err := (&startOptions{seed: cs.Plan.Seed, hasSeed: true}).run(ctx, f, id); err != nil {
+		if err := startScenario(ctx, f, id, cs.Plan.Seed); err != nil {
 			return err
 		}
 		postToClass(ctx, f, class.Result{Scenario: id, Event: class.EventStart})
@@ -129,7 +129,7 @@ func startClassScenario(ctx context.Context, f *Factory, cs *class.Joined) error
 	if err != nil {
 		return err
 	}
-	if err := (&examOptions{duration: left, questions: len(pool), seed: cs.Plan.Seed, hasSeed: true}).run(ctx, f, pool); err != nil {
+	if err := startExam(ctx, f, session.ExamOptions{Pool: pool, Questions: len(pool), Seed: cs.Plan.Seed, Duration: left}); err != nil {
 		return err
 	}
 	e, err := session.ReadExam(st, f.ClusterName)

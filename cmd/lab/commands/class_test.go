@@ -101,7 +101,7 @@ func TestClassServeRefusesWhatASharedClusterCannotRun(t *testing.T) {
 		"--scenarios bad-image-tag -o yaml": `error: unknown output format "yaml"`,
 	} {
 		var out, errOut bytes.Buffer
-		code := Main(append([]string{"class", "serve"}, strings.Fields(args)...), &out, &errOut)
+		code := Main(append([]string{"class", "serve"}, strings.Fields(args)...), strings.NewReader(""), &out, &errOut)
 		if code != 1 || !strings.HasPrefix(errOut.String(), want) || strings.Count(errOut.String(), "\n") != 1 {
 			t.Errorf("lab class serve %s: exit %d, %q; want one line starting %q", args, code, errOut.String(), want)
 		}

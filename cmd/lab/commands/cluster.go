@@ -1,7 +1,7 @@
 package commands
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 	"time"
 
@@ -29,6 +29,7 @@ type clusterCreateOptions struct {
 	image   string
 	merge   bool
 	wait    time.Duration
+	images  []string
 }
 
 func newClusterCreateCmd(f *Factory) *cobra.Command {
@@ -40,37 +41,49 @@ func newClusterCreateCmd(f *Factory) *cobra.Command {
   lab cluster create --workers 2
   LAB_NODE_IMAGE=kindest/node:v1.35.4 lab cluster create --merge-kubeconfig`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.workers < 1 || o.workers > kindconfigs.MaxWorkers {
-				return fmt.Errorf("--workers must be between 1 and %d (scenarios need a worker), got %d", kindconfigs.MaxWorkers, o.workers)
-			}
-			cat, err := f.Catalog()
-			if err != nil {
-				return err
-			}
-			p, err := f.Provider()
-			if err != nil {
-				return err
-			}
-			cl, reused, err := p.Create(cmd.Context(), f.ClusterName,
-				cluster.CreateWithWorkers(o.workers), cluster.CreateWithNodeImage(o.image),
-				cluster.CreateWithImages(cat.Images()), cluster.CreateWithMergeKubeconfig(o.merge), cluster.CreateWithWait(o.wait))
-			if err != nil {
-				return err
-			}
-			verb := "Created"
-			if reused {
-				verb = "Reusing"
-			}
-			fmt.Fprintf(f.Out, "%s lab cluster %q (id %s). Use it with:\n\n  export KUBECONFIG=%s\n\n", verb, cl.Name, cl.ID, cl.Kubeconfig)
-			return nil
-		},
+		RunE: runE(f, o),
 	}
 	c.Flags().IntVar(&o.workers, "workers", 1, "number of worker nodes")
 	c.Flags().StringVar(&o.image, "image", "", "kind node image (default $LAB_NODE_IMAGE or "+cluster.DefaultNodeImage+")")
 	c.Flags().BoolVar(&o.merge, "merge-kubeconfig", false, "also add the cluster to your kubeconfig (~/.kube/config or $KUBECONFIG)")
 	c.Flags().DurationVar(&o.wait, "wait", 5*time.Minute, "how long to wait for nodes and system Pods")
 	return c
+}
+
+// complete adds the images every scenario uses, to be loaded into the new nodes.
+func (o *clusterCreateOptions) complete(f *Factory, _ *cobra.Command, _ []string) error {
+	cat, err := f.Catalog()
+	if err != nil {
+		return err
+	}
+	o.images = cat.Images()
+	return nil
+}
+
+func (o *clusterCreateOptions) validate() error {
+	if o.workers < 1 || o.workers > kindconfigs.MaxWorkers {
+		return fmt.Errorf("--workers must be between 1 and %d (scenarios need a worker), got %d", kindconfigs.MaxWorkers, o.workers)
+	}
+	return nil
+}
+
+func (o *clusterCreateOptions) run(ctx context.Context, f *Factory) error {
+	p, err := f.Provider()
+	if err != nil {
+		return err
+	}
+	cl, reused, err := p.Create(ctx, f.ClusterName,
+		cluster.CreateWithWorkers(o.workers), cluster.CreateWithNodeImage(o.image),
+		cluster.CreateWithImages(o.images), cluster.CreateWithMergeKubeconfig(o.merge), cluster.CreateWithWait(o.wait))
+	if err != nil {
+		return err
+	}
+	verb := "Created"
+	if reused {
+		verb = "Reusing"
+	}
+	fmt.Fprintf(f.Out, "%s lab cluster %q (id %s). Use it with:\n\n  export KUBECONFIG=%s\n\n", verb, cl.Name, cl.ID, cl.Kubeconfig)
+	return nil
 }
 
 func newClusterDeleteCmd(f *Factory) *cobra.Command {
@@ -94,14 +107,14 @@ func newClusterDeleteCmd(f *Factory) *cobra.Command {
 }
 
 func newClusterStatusCmd(f *Factory) *cobra.Command {
-	var output string
+	var out outputFlags
 	c := &cobra.Command{
 		Use:     "status",
 		Short:   "Show the lab cluster's state and the KUBECONFIG line to use it",
 		Example: "  lab cluster status\n  lab cluster status -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := validateOutput(output); err != nil {
+			if err := out.validate(); err != nil {
 				return err
 			}
 			p, err := f.Provider()
@@ -109,48 +122,45 @@ func newClusterStatusCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			st := p.Status(cmd.Context(), f.ClusterName)
-			if output == "json" {
-				return json.NewEncoder(f.Out).Encode(st)
-			}
-			fmt.Fprintf(f.Out, "Cluster:  %s\nState:    %s\n", st.Name, st.State)
-			if st.ID != "" {
-				fmt.Fprintf(f.Out, "ID:       %s\nImage:    %s\n", st.ID, st.NodeImage)
-			}
-			for _, w := range st.Warnings {
-				fmt.Fprintf(f.Out, "Warning:  %s\n", w)
-			}
-			if st.Message != "" {
-				fmt.Fprintf(f.Out, "Message:  %s\n", st.Message)
-			}
-			if len(st.Nodes) > 0 {
-				t := newTable(f.Out)
-				t.AppendHeader(row("NAME", "ROLE", "STATUS", "VERSION"))
-				for _, n := range st.Nodes {
-					status := "Ready"
-					if !n.Ready {
-						status = "NotReady"
-					}
-					t.AppendRow(row(n.Name, n.Role, status, n.Version))
+			// A script reads the state from the JSON; a person reads it, and a shell tests the exit code.
+			return out.print(f.Out, st, func() error {
+				printClusterStatus(f, st)
+				if st.State != cluster.StateRunning {
+					return &ExitError{Code: 1, Silent: true, Err: fmt.Errorf("cluster %s is %s", st.Name, st.State)}
 				}
-				fmt.Fprintln(f.Out)
-				t.Render()
-			}
-			if st.Kubeconfig != "" {
-				fmt.Fprintf(f.Out, "\nexport KUBECONFIG=%s\n", st.Kubeconfig)
-			}
-			if st.State != cluster.StateRunning {
-				return &ExitError{Code: 1, Silent: true, Err: fmt.Errorf("cluster %s is %s", st.Name, st.State)}
-			}
-			return nil
+				return nil
+			})
 		},
 	}
-	c.Flags().StringVarP(&output, "output", "o", "", "output format: json")
+	out.addFlags(c)
 	return c
 }
 
-func validateOutput(o string) error {
-	if o != "" && o != "json" {
-		return fmt.Errorf("unknown output format %q: use -o json or no -o", o)
+func printClusterStatus(f *Factory, st cluster.Status) {
+	fmt.Fprintf(f.Out, "Cluster:  %s\nState:    %s\n", st.Name, st.State)
+	if st.ID != "" {
+		fmt.Fprintf(f.Out, "ID:       %s\nImage:    %s\n", st.ID, st.NodeImage)
 	}
-	return nil
+	for _, w := range st.Warnings {
+		fmt.Fprintf(f.Out, "Warning:  %s\n", w)
+	}
+	if st.Message != "" {
+		fmt.Fprintf(f.Out, "Message:  %s\n", st.Message)
+	}
+	if len(st.Nodes) > 0 {
+		t := newTable(f.Out)
+		t.AppendHeader(row("NAME", "ROLE", "STATUS", "VERSION"))
+		for _, n := range st.Nodes {
+			status := "Ready"
+			if !n.Ready {
+				status = "NotReady"
+			}
+			t.AppendRow(row(n.Name, n.Role, status, n.Version))
+		}
+		fmt.Fprintln(f.Out)
+		t.Render()
+	}
+	if st.Kubeconfig != "" {
+		fmt.Fprintf(f.Out, "\nexport KUBECONFIG=%s\n", st.Kubeconfig)
+	}
 }

@@ -15,9 +15,6 @@ import (
 	"github.com/cka-lab/lab/scenarios"
 )
 
-// DiagnosisBonus is what a correct first diagnosis adds to both the score and its maximum in `lab check`.
-const DiagnosisBonus = 1
-
 type diagnoseOptions struct {
 	output string
 	answer journey.Answer
@@ -38,7 +35,7 @@ func newDiagnoseCmd(f *Factory) *cobra.Command {
 	o := &diagnoseOptions{}
 	c := &cobra.Command{
 		Use:   "diagnose STAGE [KIND/NAME]",
-		Short: fmt.Sprintf("Name where the Pod's journey stopped, before fixing it (a right first answer is worth +%d)", DiagnosisBonus),
+		Short: fmt.Sprintf("Name where the Pod's journey stopped, before fixing it (a right first answer is worth +%d)", session.DiagnosisBonus),
 		Long: `diagnose records your answer to "where did the Pod stop?": the stage of the journey, and optionally
 the object that blocks it. Stages accept common aliases (rbac, cni, image, pvc, ...); objects accept
 kubectl's short kinds (deploy/web, cm/app-config, pvc/data, vwc/policy). Only your first diagnosis of an
@@ -129,20 +126,4 @@ func verdict(correct bool) string {
 		return "right"
 	}
 	return "wrong"
-}
-
-// diagnosisBonus is the attempt's diagnosis credit.
-func diagnosisBonus(a *session.Attempt) int {
-	if a.Diagnosis != nil && a.Diagnosis.Correct {
-		return DiagnosisBonus
-	}
-	return 0
-}
-
-// printDiagnosis is `lab check`'s line about the diagnosis, when there is one.
-func printDiagnosis(w io.Writer, a *session.Attempt) {
-	if a.Diagnosis == nil {
-		return
-	}
-	fmt.Fprintf(w, "Diagnosis: %s (%s, +%d)\n", a.Diagnosis.Stage, map[bool]string{true: "correct", false: "wrong"}[a.Diagnosis.Correct], diagnosisBonus(a))
 }

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/cka-lab/lab/internal/journey"
-	"github.com/cka-lab/lab/internal/session"
 	"github.com/cka-lab/lab/scenarios"
 )
 
@@ -41,20 +40,5 @@ func TestDiagnoseRejectsBadInput(t *testing.T) {
 		if err := (&diagnoseOptions{}).complete(args); err == nil {
 			t.Errorf("diagnose %v: want an error", args)
 		}
-	}
-}
-
-func TestDiagnosisBonus(t *testing.T) {
-	a := &session.Attempt{}
-	if diagnosisBonus(a) != 0 {
-		t.Error("no diagnosis earns nothing")
-	}
-	a.Diagnosis = &session.Diagnosis{Stage: journey.Image}
-	if diagnosisBonus(a) != 0 {
-		t.Error("a wrong diagnosis earns nothing")
-	}
-	a.Diagnosis.Correct = true
-	if diagnosisBonus(a) != DiagnosisBonus {
-		t.Error("a correct diagnosis earns the bonus")
 	}
 }

@@ -14,11 +14,8 @@ import (
 )
 
 type examOptions struct {
-	duration  time.Duration
-	questions int
-	seed      int64
-	hasSeed   bool
-	only      []string
+	session.ExamOptions
+	only []string
 }
 
 func newExamCmd(f *Factory) *cobra.Command {
@@ -41,53 +38,57 @@ during an exam.`,
   lab exam next; lab exam flag; lab exam status
   lab exam grade --junit exam.xml`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.hasSeed = cmd.Flags().Changed("seed")
-			scs, err := o.validate(f)
-			if err != nil {
-				return err
-			}
-			return o.run(cmd.Context(), f, scs)
-		},
+		RunE: runE(f, o),
 	}
-	c.Flags().DurationVar(&o.duration, "duration", 120*time.Minute, "time for the whole exam")
-	c.Flags().IntVar(&o.questions, "questions", 16, "how many questions, at most (the catalogue may offer fewer independent ones)")
-	c.Flags().Int64Var(&o.seed, "seed", 0, "seed for the choice of questions and their variants (random when unset)")
+	c.Flags().DurationVar(&o.Duration, "duration", 120*time.Minute, "time for the whole exam")
+	c.Flags().IntVar(&o.Questions, "questions", 16, "how many questions, at most (the catalogue may offer fewer independent ones)")
+	c.Flags().Int64Var(&o.Seed, "seed", 0, "seed for the choice of questions and their variants (random when unset)")
 	c.Flags().StringSliceVar(&o.only, "scenarios", nil, "exactly these scenarios, in this order (comma-separated ids)")
 	c.AddCommand(newExamMoveCmd(f, "next", 1), newExamMoveCmd(f, "prev", -1), newExamFlagCmd(f), newExamStatusCmd(f),
 		newExamGradeCmd(f), newExamStopCmd(f))
 	return c
 }
 
-func (o *examOptions) validate(f *Factory) ([]*scenarios.Scenario, error) {
-	if o.duration < time.Minute || o.duration > 24*time.Hour {
-		return nil, fmt.Errorf("--duration must be between 1m and 24h, got %s", o.duration)
-	}
-	if o.questions < 1 || o.questions > 100 {
-		return nil, fmt.Errorf("--questions must be between 1 and 100, got %d", o.questions)
+// complete draws a seed when none was given and finds the pool: the named scenarios, or the catalogue.
+func (o *examOptions) complete(f *Factory, cmd *cobra.Command, _ []string) error {
+	if !cmd.Flags().Changed("seed") {
+		o.Seed = rand.Int64N(1_000_000)
 	}
 	cat, err := f.Catalog()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var scs []*scenarios.Scenario
-	for _, id := range o.only {
-		sc, err := cat.Get(id)
-		if err != nil {
-			return nil, err
+	o.Pool, o.Exactly = cat.All(), len(o.only) > 0
+	if o.Exactly {
+		o.Pool = nil
+		for _, id := range o.only {
+			sc, err := cat.Get(id)
+			if err != nil {
+				return err
+			}
+			o.Pool = append(o.Pool, sc)
 		}
-		scs = append(scs, sc)
 	}
-	if len(scs) == 0 {
-		scs = cat.All()
-	}
-	return scs, nil
+	return nil
 }
 
-func (o *examOptions) run(ctx context.Context, f *Factory, pool []*scenarios.Scenario) error {
-	if !o.hasSeed {
-		o.seed = rand.Int64N(1_000_000)
+func (o *examOptions) validate() error {
+	if o.Duration < time.Minute || o.Duration > 24*time.Hour {
+		return fmt.Errorf("--duration must be between 1m and 24h, got %s", o.Duration)
 	}
+	if o.Questions < 1 || o.Questions > 100 {
+		return fmt.Errorf("--questions must be between 1 and 100, got %d", o.Questions)
+	}
+	return nil
+}
+
+func (o *examOptions) run(ctx context.Context, f *Factory) error {
+	return startExam(ctx, f, o.ExamOptions)
+}
+
+// startExam creates the cluster when there is none, starts an exam on it and prints its overview and first
+// question.
+func startExam(ctx context.Context, f *Factory, o session.ExamOptions) error {
 	cat, err := f.Catalog()
 	if err != nil {
 		return err
@@ -100,32 +101,8 @@ func (o *examOptions) run(ctx context.Context, f *Factory, pool []*scenarios.Sce
 		return err
 	}
 	defer unlock()
-	if e, err := sess.Exam(); err != nil {
-		return err
-	} else if e != nil && e.Phase != session.PhaseGraded {
-		return fmt.Errorf("an exam is already on cluster %s (%s): `lab exam status` shows it, `lab exam stop` ends it", sess.Cluster.Name, e.Phase)
-	}
-	fmt.Fprintf(f.ErrOut, "Starting an exam on cluster %s (seed %d, %s)\n", sess.Cluster.Name, o.seed, shortDuration(o.duration))
-	choose := func(r scenarios.Resolver) ([]*scenarios.Instance, error) {
-		var sel *exam.Selection
-		var err error
-		if len(o.only) > 0 {
-			sel, err = exam.SelectThese(pool, o.seed, r)
-		} else {
-			sel, err = exam.Select(pool, o.questions, o.seed, r)
-		}
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range sel.Skipped {
-			sess.Status.Info("  left out: %s", s)
-		}
-		if len(o.only) == 0 && len(sel.Questions) < o.questions {
-			sess.Status.Info("The catalogue offers %d independent questions; the exam has %d.", len(sel.Questions), len(sel.Questions))
-		}
-		return sel.Questions, nil
-	}
-	e, insts, err := sess.StartMany(ctx, choose, o.seed, o.duration)
+	fmt.Fprintf(f.ErrOut, "Starting an exam on cluster %s (seed %d, %s)\n", sess.Cluster.Name, o.Seed, shortDuration(o.Duration))
+	e, insts, err := sess.StartExam(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -218,14 +195,10 @@ func newExamFlagCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			defer unlock()
-			i := e.Current
-			if n > 0 {
-				if n > len(e.Questions) {
-					return fmt.Errorf("the exam has %d questions, not %d", len(e.Questions), n)
-				}
-				i = n - 1
+			i, err := e.ToggleFlag(n)
+			if err != nil {
+				return err
 			}
-			e.Questions[i].Flagged = !e.Questions[i].Flagged
 			if err := sess.SaveExam(e); err != nil {
 				return err
 			}

@@ -2,31 +2,24 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/cka-lab/lab/grader"
 	"github.com/cka-lab/lab/internal/exam"
 	"github.com/cka-lab/lab/internal/session"
-	"github.com/cka-lab/lab/internal/state/history"
 	"github.com/cka-lab/lab/scenarios"
 )
 
-// examReportFile keeps the last exam's report next to its record, for `lab exam status` after grading.
-const examReportFile = "exam-report.json"
-
 type reportOptions struct {
-	output string
-	junit  string
+	out   outputFlags
+	junit string
 }
 
 func (o *reportOptions) flags(c *cobra.Command) {
-	c.Flags().StringVarP(&o.output, "output", "o", "", "output format: json")
+	o.out.addFlags(c)
 	c.Flags().StringVar(&o.junit, "junit", "", "also write the report as JUnit XML to this file")
 }
 
@@ -38,12 +31,12 @@ func (o *reportOptions) show(f *Factory, rep *exam.Report, failing bool) error {
 			return err
 		}
 	}
-	if o.output == "json" {
-		if err := json.NewEncoder(f.Out).Encode(rep); err != nil {
-			return err
-		}
-	} else {
+	err := o.out.print(f.Out, rep, func() error {
 		printReport(f.Out, rep)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if failing && !rep.Passed {
 		return &ExitError{Code: 1, Silent: true, Err: errors.New("exam not passed")}
@@ -57,7 +50,7 @@ func writeJUnit(path string, rep *exam.Report) error {
 		return fmt.Errorf("write JUnit report: %w", err)
 	}
 	if err := exam.WriteJUnit(fh, *rep); err != nil {
-		fh.Close()
+		_ = fh.Close()
 		return err
 	}
 	return fh.Close()
@@ -72,7 +65,7 @@ func newExamGradeCmd(f *Factory) *cobra.Command {
   lab exam grade -o json --junit exam.xml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := validateOutput(o.output); err != nil {
+			if err := o.out.validate(); err != nil {
 				return err
 			}
 			sess, e, insts, unlock, err := examSession(cmd.Context(), f)
@@ -91,46 +84,14 @@ func newExamGradeCmd(f *Factory) *cobra.Command {
 	return c
 }
 
-// gradeExam stops the clock, grades all questions in one grading run, scores them, marks the exam graded and
-// records each question in the learner's history.
+// gradeExam grades the exam and tells the class, if the learner joined one.
 func gradeExam(ctx context.Context, f *Factory, sess *session.Session, e *session.Exam, insts []*scenarios.Instance) (*exam.Report, error) {
-	now := time.Now().UTC()
-	e.StopClock(now)
-	var out *grader.Outcome
-	err := f.Status().Step(fmt.Sprintf("Grading %d question(s)", len(insts)), func() error {
-		var err error
-		out, err = sess.GradeExam(ctx, e, insts)
-		return err
-	})
+	rep, out, err := sess.GradeExam(ctx, e, insts)
 	if err != nil {
 		return nil, err
 	}
-	end := now
-	if end.After(e.Deadline()) {
-		end = e.Deadline()
-	}
-	var qs []exam.Question
-	for i, q := range e.Questions {
-		qs = append(qs, exam.Question{Number: i + 1, Scenario: q.Scenario, Stage: insts[i].Stage, Weight: q.Weight, Flagged: q.Flagged, Spent: q.Spent})
-	}
-	rep := exam.Score(e.ID, qs, out, end.Sub(e.Started), now)
-	e.Phase, e.Graded = session.PhaseGraded, now
-	if err := sess.SaveExam(e); err != nil {
-		return nil, err
-	}
-	if err := sess.Store.Write(sess.Cluster.Name, examReportFile, rep); err != nil {
-		return nil, err
-	}
-	var recs []history.Record
-	for i, q := range rep.Questions {
-		recs = append(recs, history.Record{
-			At: now, Event: history.EventExam, Scenario: q.Scenario, Stage: q.Stage, Seed: e.Questions[i].Seed, Started: e.Started,
-			Passed: q.Passed, Score: q.Score, Max: q.Max, Graded: true, Seconds: q.Seconds, Exam: e.ID,
-		})
-	}
-	recordHistory(f, recs...)
-	reportExamToClass(ctx, f, &rep, out)
-	return &rep, nil
+	reportExamToClass(ctx, f, rep, out)
+	return rep, nil
 }
 
 func newExamStopCmd(f *Factory) *cobra.Command {
@@ -143,7 +104,7 @@ func newExamStopCmd(f *Factory) *cobra.Command {
   lab exam stop --discard      # no grade, nothing recorded`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := validateOutput(o.output); err != nil {
+			if err := o.out.validate(); err != nil {
 				return err
 			}
 			sess, unlock, err := lockedSession(cmd.Context(), f)
@@ -161,8 +122,18 @@ func newExamStopCmd(f *Factory) *cobra.Command {
 					return err
 				}
 			}
-			if err := stopExam(cmd.Context(), f, sess, e); err != nil {
+			residue, reset, err := sess.EndExam(cmd.Context(), e)
+			if err != nil {
 				return err
+			}
+			for _, r := range residue {
+				fmt.Fprintf(f.ErrOut, "  residue: %s\n", r)
+			}
+			if len(residue) > 0 {
+				return fmt.Errorf("the cluster still differs from its baseline in %d place(s); run `lab exam stop` again", len(residue))
+			}
+			if reset {
+				fmt.Fprintf(f.ErrOut, "Cluster %s matches its baseline; the exam is over.\n", sess.Cluster.Name)
 			}
 			if rep == nil {
 				return nil
@@ -173,26 +144,4 @@ func newExamStopCmd(f *Factory) *cobra.Command {
 	o.flags(c)
 	c.Flags().BoolVar(&discard, "discard", false, "reset without grading or recording the exam")
 	return c
-}
-
-// stopExam resets the cluster and forgets the exam. A practice attempt started after a graded exam has
-// already reset the exam's faults, and is left alone.
-func stopExam(ctx context.Context, f *Factory, sess *session.Session, e *session.Exam) error {
-	if a, err := sess.Current(); err != nil {
-		return err
-	} else if a != nil && e.Phase == session.PhaseGraded {
-		return sess.ForgetExam()
-	}
-	residue, err := sess.StopExam(ctx)
-	if err != nil {
-		return err
-	}
-	for _, r := range residue {
-		fmt.Fprintf(f.ErrOut, "  residue: %s\n", r)
-	}
-	if len(residue) > 0 {
-		return fmt.Errorf("the cluster still differs from its baseline in %d place(s); run `lab exam stop` again", len(residue))
-	}
-	fmt.Fprintf(f.ErrOut, "Cluster %s matches its baseline; the exam is over.\n", sess.Cluster.Name)
-	return nil
 }

@@ -25,7 +25,7 @@ func runWithExam(t *testing.T, phase session.Phase, args ...string) (string, int
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	code := Main(append([]string{"--name", "guarded"}, args...), &out, &errOut)
+	code := Main(append([]string{"--name", "guarded"}, args...), strings.NewReader(""), &out, &errOut)
 	return errOut.String(), code
 }
 

@@ -1,8 +1,6 @@
 package commands
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/cka-lab/lab/internal/exam"
 	"github.com/cka-lab/lab/internal/session"
-	"github.com/cka-lab/lab/internal/state"
 	"github.com/cka-lab/lab/scenarios"
 )
 
@@ -45,14 +42,14 @@ type examStatusJSON struct {
 }
 
 func newExamStatusCmd(f *Factory) *cobra.Command {
-	var output string
+	var out outputFlags
 	c := &cobra.Command{
 		Use:     "status",
 		Short:   "Show the exam's questions, weights, flags, time per question and time left, and the current task",
 		Example: "  lab exam status\n  lab exam status -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := validateOutput(output); err != nil {
+			if err := out.validate(); err != nil {
 				return err
 			}
 			sess, err := f.Session(cmd.Context())
@@ -65,29 +62,29 @@ func newExamStatusCmd(f *Factory) *cobra.Command {
 			}
 			var rep *exam.Report
 			if e.Phase == session.PhaseGraded {
-				rep = &exam.Report{}
-				if err := sess.Store.Read(sess.Cluster.Name, examReportFile, rep); err != nil && !errors.Is(err, state.ErrNotFound) {
+				if rep, err = sess.ExamReport(); err != nil {
 					return err
 				}
 			}
 			now := time.Now().UTC()
-			if output == "json" {
-				return json.NewEncoder(f.Out).Encode(statusJSON(sess.Cluster.Name, e, insts, rep, now))
-			}
-			if rep != nil {
-				printReport(f.Out, rep)
-				fmt.Fprintln(f.Out, "\nThe exam has ended; `lab exam stop` resets the cluster.")
+			return out.print(f.Out, statusJSON(sess.Cluster.Name, e, insts, rep, now), func() error {
+				if e.Phase == session.PhaseGraded {
+					if rep != nil {
+						printReport(f.Out, rep)
+					}
+					fmt.Fprintln(f.Out, "\nThe exam has ended; `lab exam stop` resets the cluster.")
+					return nil
+				}
+				if err := requireRunning(sess, e); err != nil {
+					return err
+				}
+				printExamTable(f.Out, e, insts, now)
+				printQuestion(f.Out, e, insts, sess.Cluster.Kubeconfig)
 				return nil
-			}
-			if err := requireRunning(sess, e); err != nil {
-				return err
-			}
-			printExamTable(f.Out, e, insts, now)
-			printQuestion(f.Out, e, insts, sess.Cluster.Kubeconfig)
-			return nil
+			})
 		},
 	}
-	c.Flags().StringVarP(&output, "output", "o", "", "output format: json")
+	out.addFlags(c)
 	return c
 }
 

@@ -1,11 +1,8 @@
 package commands
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
 	"github.com/cka-lab/lab/grader"
@@ -38,13 +35,9 @@ func newGradeCmd(f *Factory) *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			b, err := os.ReadFile(planFile)
+			plan, err := grader.ReadPlan(planFile)
 			if err != nil {
 				return err
-			}
-			var plan grader.Plan
-			if err := json.Unmarshal(b, &plan); err != nil {
-				return fmt.Errorf("read plan: %w", err)
 			}
 			f.ClusterName = plan.Cluster
 			cl, err := f.Cluster(cmd.Context())
@@ -52,7 +45,7 @@ func newGradeCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			env := grader.Env{Clients: cl.Clients, Nodes: cl.Nodes}
-			if !grader.Grade(plan, env, dir, isatty.IsTerminal(os.Stdout.Fd()), grader.ProgressReporter()) {
+			if !grader.Grade(plan, env, dir, isTerminal(f.Out), grader.ProgressReporter()) {
 				return &ExitError{Code: 1, Silent: true, Err: fmt.Errorf("not passed")}
 			}
 			return nil

@@ -31,11 +31,11 @@ type ExitError struct {
 
 func (e *ExitError) Error() string { return e.Err.Error() }
 
-// Main runs lab with args and returns the process exit code.
-func Main(args []string, out, errOut io.Writer) int {
+// Main runs lab with args on the given streams and returns the process exit code.
+func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root := NewRoot(out, errOut)
+	root := NewRoot(in, out, errOut)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -59,8 +59,9 @@ func Main(args []string, out, errOut io.Writer) int {
 // oneLine keeps multi-error messages on one line each, indented, so the first line says what to do.
 func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n       ") }
 
-// Factory gives commands what they share: output streams, lab's state, the cluster name.
+// Factory gives commands what they share: the streams, lab's state, the cluster name.
 type Factory struct {
+	In          io.Reader
 	Out, ErrOut io.Writer
 	ClusterName string
 }
@@ -112,9 +113,9 @@ func (f *Factory) Session(ctx context.Context) (*session.Session, error) {
 // Catalog returns the scenario catalogue.
 func (f *Factory) Catalog() (*scenarios.Catalog, error) { return scenarios.Builtin() }
 
-// NewRoot builds the command tree.
-func NewRoot(out, errOut io.Writer) *cobra.Command {
-	f := &Factory{Out: out, ErrOut: errOut}
+// NewRoot builds the command tree on the given streams.
+func NewRoot(in io.Reader, out, errOut io.Writer) *cobra.Command {
+	f := &Factory{In: in, Out: out, ErrOut: errOut}
 	root := &cobra.Command{
 		Use:   "lab",
 		Short: "A CKA practice lab: real kind clusters broken at one stage of a Pod's journey, graded live",
@@ -135,6 +136,7 @@ shows an exam-style task, and grades your fix with checks against the live clust
 			return examGuard(f, cmd)
 		},
 	}
+	root.SetIn(in)
 	root.SetOut(out)
 	root.SetErr(errOut)
 	def := cluster.DefaultName
@@ -150,4 +152,25 @@ shows an exam-style task, and grades your fix with checks against the live clust
 		newBenchCmd(f), newClassCmd(f), newBundleCmd(f),
 	)
 	return root
+}
+
+// options are a command's options in kubectl's shape: completed from flags, arguments and lab's state,
+// validated before any cluster work, then run.
+type options interface {
+	complete(f *Factory, cmd *cobra.Command, args []string) error
+	validate() error
+	run(ctx context.Context, f *Factory) error
+}
+
+// runE runs o's complete, validate and run in turn, as a command's RunE.
+func runE(f *Factory, o options) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := o.complete(f, cmd, args); err != nil {
+			return err
+		}
+		if err := o.validate(); err != nil {
+			return err
+		}
+		return o.run(cmd.Context(), f)
+	}
 }

@@ -1,10 +1,8 @@
 package commands
 
 import (
-	"encoding/json"
-	"errors"
+	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -28,60 +26,70 @@ type listRow struct {
 	Best *bestJSON `json:"best,omitempty"`
 }
 
+type listOptions struct {
+	out                  outputFlags
+	stageArg, difficulty string
+	stage                journey.Stage
+}
+
 func newListCmd(f *Factory) *cobra.Command {
-	var output, stageArg, difficulty string
+	o := &listOptions{}
 	c := &cobra.Command{
 		Use:     "list",
 		Short:   "List the scenarios, grouped by the stage of the Pod's journey they break",
 		Example: "  lab list\n  lab list --stage scheduling\n  lab list --difficulty easy -o json",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := validateOutput(output); err != nil {
-				return err
-			}
-			var stage journey.Stage
-			if stageArg != "" {
-				st, err := journey.ParseStage(stageArg)
-				if err != nil {
-					return err
-				}
-				stage = st
-			}
-			if difficulty != "" && !slices.Contains(scenarios.Difficulties, difficulty) {
-				return fmt.Errorf("unknown difficulty %q: use one of %s", difficulty, strings.Join(scenarios.Difficulties, ", "))
-			}
-			cat, err := f.Catalog()
-			if err != nil {
-				return err
-			}
-			best := bestResults(f)
-			var rows []listRow
-			for _, s := range cat.All() {
-				if (stage == "" || s.Stage == stage) && (difficulty == "" || s.Difficulty == difficulty) {
-					rows = append(rows, listRow{s.ID, s.Title, s.Stage, s.Difficulty, shortDuration(s.TimeLimit.Duration), s.Weight, best[s.ID]})
-				}
-			}
-			if output == "json" {
-				return json.NewEncoder(f.Out).Encode(rows)
-			}
-			t := newTable(f.Out)
-			t.AppendHeader(row("STAGE", "ID", "DIFFICULTY", "TIME", "BEST", "TITLE"))
-			var last journey.Stage
-			for _, r := range rows {
-				var st journey.Stage
-				if r.Stage != last {
-					st, last = r.Stage, r.Stage
-				}
-				t.AppendRow(row(st, r.ID, r.Difficulty, r.TimeLimit, r.Best, r.Title))
-			}
-			t.Render()
-			return nil
-		},
+		RunE:    runE(f, o),
 	}
-	c.Flags().StringVarP(&output, "output", "o", "", "output format: json")
-	c.Flags().StringVar(&stageArg, "stage", "", "only this stage (e.g. scheduling, rbac, cni)")
-	c.Flags().StringVar(&difficulty, "difficulty", "", "only this difficulty (easy, medium, hard)")
+	o.out.addFlags(c)
+	c.Flags().StringVar(&o.stageArg, "stage", "", "only this stage (e.g. scheduling, rbac, cni)")
+	c.Flags().StringVar(&o.difficulty, "difficulty", "", "only this difficulty (easy, medium, hard)")
 	return c
+}
+
+// complete reads --stage by its aliases (rbac, cni, pull, ...).
+func (o *listOptions) complete(_ *Factory, _ *cobra.Command, _ []string) error {
+	if o.stageArg == "" {
+		return nil
+	}
+	var err error
+	o.stage, err = journey.ParseStage(o.stageArg)
+	return err
+}
+
+func (o *listOptions) validate() error {
+	if o.difficulty != "" && !slices.Contains(scenarios.Difficulties, o.difficulty) {
+		return fmt.Errorf("unknown difficulty %q: use one of %s", o.difficulty, strings.Join(scenarios.Difficulties, ", "))
+	}
+	return o.out.validate()
+}
+
+func (o *listOptions) run(_ context.Context, f *Factory) error {
+	cat, err := f.Catalog()
+	if err != nil {
+		return err
+	}
+	best := bestResults(f)
+	var rows []listRow
+	for _, s := range cat.All() {
+		if (o.stage == "" || s.Stage == o.stage) && (o.difficulty == "" || s.Difficulty == o.difficulty) {
+			rows = append(rows, listRow{s.ID, s.Title, s.Stage, s.Difficulty, shortDuration(s.TimeLimit.Duration), s.Weight, best[s.ID]})
+		}
+	}
+	return o.out.print(f.Out, rows, func() error {
+		t := newTable(f.Out)
+		t.AppendHeader(row("STAGE", "ID", "DIFFICULTY", "TIME", "BEST", "TITLE"))
+		var last journey.Stage
+		for _, r := range rows {
+			var st journey.Stage
+			if r.Stage != last {
+				st, last = r.Stage, r.Stage
+			}
+			t.AppendRow(row(st, r.ID, r.Difficulty, r.TimeLimit, r.Best, r.Title))
+		}
+		t.Render()
+		return nil
+	})
 }
 
 func newScenarioCmd(f *Factory) *cobra.Command {
@@ -92,29 +100,16 @@ func newScenarioCmd(f *Factory) *cobra.Command {
 		Example: `  lab scenario lint
   lab scenario lint scenarios/catalog/taint-dedicated-node.yaml`,
 		RunE: func(cmd *cobra.Command, files []string) error {
-			var all []*scenarios.Scenario
-			var errs scenarios.Errors
+			all, errs, err := scenarios.ParseFiles(files)
+			if err != nil {
+				return err
+			}
 			if len(files) == 0 {
 				cat, err := f.Catalog()
 				if err != nil {
 					return err
 				}
 				all = cat.All()
-			}
-			for _, file := range files {
-				data, err := os.ReadFile(file)
-				if err != nil {
-					return err
-				}
-				s, err := scenarios.Parse(file, data)
-				var perr scenarios.Errors
-				if errors.As(err, &perr) {
-					errs = append(errs, perr...)
-					continue
-				} else if err != nil {
-					return err
-				}
-				all = append(all, s)
 			}
 			for _, s := range all {
 				errs = append(errs, scenarios.Lint(s, grader.Registered, injector.Registered)...)

@@ -2,13 +2,10 @@ package commands
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"syscall"
 
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
 	"github.com/cka-lab/lab/internal/docker"
@@ -27,26 +24,17 @@ func newSSHCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ns, err := cl.Nodes()
+			n, err := cl.Node(args[0])
 			if err != nil {
 				return err
 			}
-			var names []string
-			node := ""
-			for _, n := range ns {
-				names = append(names, n.String())
-				if n.String() == args[0] || n.String() == cl.Name+"-"+args[0] {
-					node = n.String()
-				}
-			}
-			if node == "" {
-				return fmt.Errorf("cluster %s has no node %q (nodes: %s)", cl.Name, args[0], strings.Join(names, ", "))
-			}
+			node := n.String()
 			bin, err := docker.Path()
 			if err != nil {
 				return err
 			}
-			interactive := isatty.IsTerminal(os.Stdin.Fd())
+			in := cmd.InOrStdin()
+			interactive := isTerminal(in)
 			command := args[1:]
 			if len(command) == 0 {
 				if !interactive {
@@ -56,11 +44,11 @@ func newSSHCmd(f *Factory) *cobra.Command {
 				return syscall.Exec(bin, []string{docker.Binary, "exec", "-it", "-e", "PS1=root@" + node + ":\\w# ", node, "bash"}, os.Environ())
 			}
 			dargs := []string{"exec", "-i"}
-			if interactive && isatty.IsTerminal(os.Stdout.Fd()) {
+			if interactive && isTerminal(f.Out) {
 				dargs = append(dargs, "-t")
 			}
 			// The learner's command runs as long as the learner wants, like a command over the exam's ssh.
-			call := docker.Call{Timeout: docker.Interactive, Stdin: os.Stdin, Stdout: f.Out, Stderr: f.ErrOut}
+			call := docker.Call{Timeout: docker.Interactive, Stdin: in, Stdout: f.Out, Stderr: f.ErrOut}
 			if err := call.Run(cmd.Context(), append(append(dargs, node), command...)...); err != nil {
 				var ee *exec.ExitError
 				if errors.As(err, &ee) {

@@ -28,8 +28,8 @@ func lockWait() time.Duration {
 }
 
 type startOptions struct {
-	seed    int64
-	hasSeed bool
+	scenario string
+	seed     int64
 }
 
 func newStartCmd(f *Factory) *cobra.Command {
@@ -41,16 +41,38 @@ func newStartCmd(f *Factory) *cobra.Command {
   lab start bad-image-tag --seed 7      # the same variant on every machine`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeScenarios(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.hasSeed = cmd.Flags().Changed("seed")
-			return o.run(cmd.Context(), f, args[0])
-		},
+		RunE:              runE(f, o),
 	}
-	c.Flags().Int64Var(&o.seed, "seed", 0, "variant seed (names, nodes and values derive from it; random when unset)")
+	o.addSeedFlag(c)
 	return c
 }
 
-func (o *startOptions) run(ctx context.Context, f *Factory, id string) error {
+func (o *startOptions) addSeedFlag(c *cobra.Command) {
+	c.Flags().Int64Var(&o.seed, "seed", 0, "variant seed (names, nodes and values derive from it; random when unset)")
+}
+
+// complete draws a seed when none was given and finds the scenario.
+func (o *startOptions) complete(f *Factory, cmd *cobra.Command, args []string) error {
+	if !cmd.Flags().Changed("seed") {
+		o.seed = rand.Int64N(1_000_000)
+	}
+	o.scenario = args[0]
+	cat, err := f.Catalog()
+	if err != nil {
+		return err
+	}
+	_, err = cat.Get(o.scenario)
+	return err
+}
+
+func (o *startOptions) validate() error { return nil }
+
+func (o *startOptions) run(ctx context.Context, f *Factory) error {
+	return startScenario(ctx, f, o.scenario, o.seed)
+}
+
+// startScenario creates the cluster when there is none, starts the scenario id for seed and prints its task.
+func startScenario(ctx context.Context, f *Factory, id string, seed int64) error {
 	cat, err := f.Catalog()
 	if err != nil {
 		return err
@@ -58,9 +80,6 @@ func (o *startOptions) run(ctx context.Context, f *Factory, id string) error {
 	sc, err := cat.Get(id)
 	if err != nil {
 		return err
-	}
-	if !o.hasSeed {
-		o.seed = rand.Int64N(1_000_000)
 	}
 	if err := ensureCluster(ctx, f, cat); err != nil {
 		return err
@@ -70,8 +89,8 @@ func (o *startOptions) run(ctx context.Context, f *Factory, id string) error {
 		return err
 	}
 	defer unlock()
-	fmt.Fprintf(f.ErrOut, "Starting %s (seed %d)\n", sc.ID, o.seed)
-	inst, err := sess.Start(ctx, sc, o.seed)
+	fmt.Fprintf(f.ErrOut, "Starting %s (seed %d)\n", sc.ID, seed)
+	inst, err := sess.Start(ctx, sc, seed)
 	if err != nil {
 		return err
 	}

@@ -1,18 +1,15 @@
 package commands
 
 import (
-	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cka-lab/lab/internal/session"
-	"github.com/cka-lab/lab/internal/state/history"
 )
 
 func newStopCmd(f *Factory) *cobra.Command {
-	var output string
+	var out outputFlags
 	c := &cobra.Command{
 		Use:   "stop",
 		Short: "End the scenario in progress: record the attempt in your progress, then reset the cluster",
@@ -22,7 +19,11 @@ recorded as not passed.`,
 		Example: "  lab stop\n  lab stop -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := validateOutput(output); err != nil {
+			if err := out.validate(); err != nil {
+				return err
+			}
+			cat, err := f.Catalog()
+			if err != nil {
 				return err
 			}
 			sess, unlock, err := lockedSession(cmd.Context(), f)
@@ -30,47 +31,28 @@ recorded as not passed.`,
 				return err
 			}
 			defer unlock()
-			a, err := sess.Current()
+			st, err := sess.Stop(cmd.Context(), cat)
 			if err != nil {
 				return err
 			}
-			if a == nil {
-				return fmt.Errorf("no scenario is running on cluster %s: nothing to stop (`lab reset` restores the baseline anyway)", sess.Cluster.Name)
-			}
-			cat, err := f.Catalog()
-			if err != nil {
-				return err
-			}
-			// An attempt that never finished starting was never the learner's to solve: nothing to record.
-			recorded, spent := a.Phase == session.PhaseActive, time.Since(a.Started).Round(time.Second)
-			if recorded {
-				sc, err := cat.Get(a.Scenario)
-				if err != nil {
-					return err
+			a := st.Attempt
+			js := map[string]any{"scenario": a.Scenario, "recorded": st.Recorded, "lastCheck": a.LastCheck, "clean": len(st.Residue) == 0, "residue": st.Residue}
+			return out.print(f.Out, js, func() error {
+				if st.Recorded {
+					fmt.Fprintf(f.Out, "Recorded %s: %s after %s, %d hint(s).\n", a.Scenario, attemptSummary(a), st.Spent, a.Hints)
 				}
-				recordHistory(f, attemptRecord(history.EventStop, a, sc.Stage))
-			}
-			residue, err := sess.Reset(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if output == "json" {
-				return json.NewEncoder(f.Out).Encode(map[string]any{"scenario": a.Scenario, "recorded": recorded, "lastCheck": a.LastCheck, "clean": len(residue) == 0, "residue": residue})
-			}
-			if recorded {
-				fmt.Fprintf(f.Out, "Recorded %s: %s after %s, %d hint(s).\n", a.Scenario, attemptSummary(a), spent, a.Hints)
-			}
-			for _, r := range residue {
-				fmt.Fprintf(f.Out, "  residue: %s\n", r)
-			}
-			if len(residue) > 0 {
-				return fmt.Errorf("the cluster still differs from its baseline in %d place(s); run `lab reset` again", len(residue))
-			}
-			fmt.Fprintf(f.Out, "Cluster %s matches its baseline.\n", sess.Cluster.Name)
-			return nil
+				for _, r := range st.Residue {
+					fmt.Fprintf(f.Out, "  residue: %s\n", r)
+				}
+				if len(st.Residue) > 0 {
+					return fmt.Errorf("the cluster still differs from its baseline in %d place(s); run `lab reset` again", len(st.Residue))
+				}
+				fmt.Fprintf(f.Out, "Cluster %s matches its baseline.\n", sess.Cluster.Name)
+				return nil
+			})
 		},
 	}
-	c.Flags().StringVarP(&output, "output", "o", "", "output format: json")
+	out.addFlags(c)
 	return c
 }
 

@@ -26,11 +26,14 @@ const Version = 1
 // FileName is the history file in the state directory.
 const FileName = "history.jsonl"
 
+// Event is what a record was written for.
+type Event string
+
 // Events a record is written for.
 const (
-	EventCheck = "check"
-	EventStop  = "stop"
-	EventExam  = "exam"
+	EventCheck Event = "check"
+	EventStop  Event = "stop"
+	EventExam  Event = "exam"
 )
 
 // Record is one graded moment of an attempt. An attempt is identified by its scenario and start time; it may
@@ -38,7 +41,7 @@ const (
 type Record struct {
 	V        int           `json:"v"`
 	At       time.Time     `json:"at"`
-	Event    string        `json:"event"`
+	Event    Event         `json:"event"`
 	Scenario string        `json:"scenario"`
 	Stage    journey.Stage `json:"stage"`
 	Seed     int64         `json:"seed"`
@@ -72,6 +75,28 @@ func Path() (string, error) {
 		return "", err
 	}
 	return filepath.Join(d, FileName), nil
+}
+
+// Add appends records to the learner's history in lab's state directory.
+func Add(recs ...Record) error {
+	path, err := Path()
+	if err != nil {
+		return err
+	}
+	return Append(path, recs...)
+}
+
+// Load reads the learner's history from lab's state directory, folded into one Result per attempt.
+func Load() ([]Result, error) {
+	path, err := Path()
+	if err != nil {
+		return nil, err
+	}
+	recs, err := Read(path)
+	if err != nil {
+		return nil, err
+	}
+	return Results(recs), nil
 }
 
 // Append adds records to the file at path with one write, creating it 0600. A single write of whole lines
