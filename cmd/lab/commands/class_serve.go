@@ -29,7 +29,7 @@ type classServeOptions struct {
 	dataDir   string
 	title     string
 	shared    string
-	output    string
+	out       outputFlags
 	tlsCert   string
 	tlsKey    string
 	plainHTTP bool
@@ -102,7 +102,7 @@ Only scenarios whose faults stay inside one namespace can run that way; others a
 	c.Flags().StringVar(&o.dataDir, "data-dir", "", "where the class and its results are kept (default: class-server in lab's state directory)")
 	c.Flags().StringVar(&o.title, "title", "", "the class's title on the scoreboard (default: CKA class)")
 	c.Flags().StringVar(&o.shared, "shared-cluster", "", "kubeconfig of a cluster to give each learner a namespace on (cluster-admin)")
-	c.Flags().StringVarP(&o.output, "output", "o", "", "output format: json (one line, printed before serving)")
+	o.out.addFlags(c)
 	c.Flags().StringVar(&o.tlsCert, "tls-cert", "", "the server's certificate (PEM); default: one the class makes for itself")
 	c.Flags().StringVar(&o.tlsKey, "tls-key", "", "the key of --tls-cert (PEM)")
 	c.Flags().IntVar(&o.maxLearn, "max-learners", class.DefaultMaxLearners, "the most learners that may join")
@@ -112,7 +112,7 @@ Only scenarios whose faults stay inside one namespace can run that way; others a
 
 // validate checks the flags and the scenarios before anything listens or touches a cluster.
 func (o *classServeOptions) validate(f *Factory) (class.Plan, error) {
-	if err := validateOutput(o.output); err != nil {
+	if err := o.out.validate(); err != nil {
 		return class.Plan{}, err
 	}
 	if o.timeLimit < time.Minute || o.timeLimit > 24*time.Hour {
@@ -217,7 +217,7 @@ func (o *classServeOptions) run(ctx context.Context, f *Factory, plan class.Plan
 	info := serveInfo{ClassID: plan.ClassID, Title: plan.Title, Scenarios: plan.Scenarios, Exam: plan.Exam, Seed: plan.Seed,
 		TimeLimit: plan.TimeLimit.String(), URL: srv.URL(), Fingerprint: srv.Fingerprint(), Token: srv.Token(), JoinCommand: srv.JoinCommand(),
 		LoginURL: srv.LoginURL(), KeyFile: srv.InstructorKeyFile(), InstructorKey: srv.InstructorKey(), DataDir: o.dataDir, SharedCluster: o.shared}
-	if o.output == "json" {
+	if o.out.json() {
 		if err := json.NewEncoder(f.Out).Encode(info); err != nil {
 			return errors.Join(err, stopServer(srv))
 		}

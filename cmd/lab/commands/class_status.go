@@ -26,14 +26,14 @@ type classStatusJSON struct {
 }
 
 func newClassStatusCmd(f *Factory) *cobra.Command {
-	var output string
+	var output outputFlags
 	c := &cobra.Command{
 		Use:     "status",
 		Short:   "Show the class: its scenarios, the one you are on, the time left and the hints your instructor revealed",
 		Example: "  lab class status\n  lab class status -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := validateOutput(output); err != nil {
+			if err := output.validate(); err != nil {
 				return err
 			}
 			var out classStatusJSON
@@ -59,14 +59,14 @@ func newClassStatusCmd(f *Factory) *cobra.Command {
 			}
 			out.Plan, out.TimeLeftSeconds = cs.Plan, cs.Plan.TimeLeft(time.Now()).Seconds()
 			out.RevealedHints = revealedHints(cmd.Context(), f, cs)
-			if output == "json" {
+			if output.json() {
 				return json.NewEncoder(f.Out).Encode(out)
 			}
 			printClassStatus(f.Out, out)
 			return nil
 		},
 	}
-	c.Flags().StringVarP(&output, "output", "o", "", "output format: json")
+	output.addFlags(c)
 	return c
 }
 

@@ -16,7 +16,7 @@ import (
 )
 
 type diagnoseOptions struct {
-	output string
+	out    outputFlags
 	answer journey.Answer
 }
 
@@ -51,12 +51,12 @@ attempt counts; later ones are answered but not recorded. ` + "`lab check`" + ` 
 			return o.run(cmd, f)
 		},
 	}
-	c.Flags().StringVarP(&o.output, "output", "o", "", "output format: json")
+	o.out.addFlags(c)
 	return c
 }
 
 func (o *diagnoseOptions) complete(args []string) error {
-	if err := validateOutput(o.output); err != nil {
+	if err := o.out.validate(); err != nil {
 		return err
 	}
 	object := ""
@@ -86,7 +86,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, f *Factory) error {
 		}
 		reportToClass(cmd.Context(), f, class.EventDiagnose, a, nil)
 	}
-	if o.output == "json" {
+	if o.out.json() {
 		out := diagnoseJSON{Stage: d.Stage, Object: d.Object, Correct: d.Correct, Recorded: first}
 		out.Answer.Stage, out.Answer.Object = inst.Stage, inst.Diagnosis.Object
 		return json.NewEncoder(f.Out).Encode(out)

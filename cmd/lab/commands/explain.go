@@ -19,7 +19,7 @@ import (
 )
 
 type explainOptions struct {
-	output    string
+	out       outputFlags
 	namespace string
 	kind      string
 	name      string
@@ -58,13 +58,13 @@ where the Pod stopped.`,
 			return o.run(cmd.Context(), f)
 		},
 	}
-	c.Flags().StringVarP(&o.output, "output", "o", "", "output format: json")
+	o.out.addFlags(c)
 	c.Flags().StringVarP(&o.namespace, "namespace", "n", "", "namespace of KIND/NAME (default: default)")
 	return c
 }
 
 func (o *explainOptions) complete(args []string) error {
-	if err := validateOutput(o.output); err != nil {
+	if err := o.out.validate(); err != nil {
 		return err
 	}
 	if len(args) == 0 {
@@ -92,7 +92,7 @@ func (o *explainOptions) run(ctx context.Context, f *Factory) error {
 	if err != nil {
 		return err
 	}
-	if o.output == "json" {
+	if o.out.json() {
 		return json.NewEncoder(f.Out).Encode(ex.Explanation)
 	}
 	ex.print(f.Out)

@@ -36,9 +36,6 @@ func (o *outputFlags) print(w io.Writer, v any, text func() error) error {
 	return text()
 }
 
-// validateOutput checks a -o value of a command that keeps its own flag.
-func validateOutput(format string) error { return (&outputFlags{format: format}).validate() }
-
 // isTerminal reports whether a command's stream is a terminal, which a prompt or an interactive shell needs.
 func isTerminal(s any) bool {
 	f, ok := s.(*os.File)
