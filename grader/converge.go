@@ -36,6 +36,9 @@ const (
 	// nodeGrace matches the lab cluster's node-monitor grace period plus a heartbeat: a kubelet restarted by
 	// the learner reports Ready again within it, and a node still NotReady after it stays so.
 	nodeGrace = 15 * time.Second
+	// unheardWait bounds the wait for a kubelet that renews its lease to repost its node's status after the
+	// node controller marked it Unknown: 70-90 s after an API server restart on this class of machine.
+	unheardWait = 2 * time.Minute
 	// probeSlack covers the kubelet's probe scheduling jitter and a probe's own timeout.
 	probeSlack = 3 * time.Second
 	// kubeletRetry bounds the wait for an init container's own retry loop (until a Service resolves, a file
@@ -170,6 +173,9 @@ type view struct {
 	// of the controller-manager and the scheduler.
 	control []corev1.Pod
 	leases  []coordinationv1.Lease
+	// unheard holds the nodes whose kubelets renew their leases but have not reposted their status since the
+	// node controller marked them Unknown.
+	unheard []corev1.Node
 	// facts holds what the probed nodes told from inside; firstRestarts each kubelet's restart count when the
 	// check first read it.
 	facts         map[string]*nodeFacts
@@ -294,6 +300,20 @@ func (e Env) observe(ctx context.Context, t targets, since time.Time, probe node
 			return fmt.Errorf("list leases in kube-system: %w", err)
 		}
 		v.leases = leases.Items
+		// Any node, not only those the checks name: every Pod on an unheard node shows NotReady.
+		nl, err := kc.CoreV1().Nodes().List(gctx, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("list nodes: %w", err)
+		}
+		renewed, err := evidence.NodeLeases(gctx, kc)
+		if err != nil {
+			return err
+		}
+		for _, n := range nl.Items {
+			if evidence.Unheard(n, renewed[n.Name]) {
+				v.unheard = append(v.unheard, n)
+			}
+		}
 		return nil
 	})
 	facts := make([]*nodeFacts, len(t.probed))
@@ -471,6 +491,9 @@ func (v *view) waiting(since, now time.Time) []Waiting {
 	}
 	for _, n := range v.nodes {
 		w = append(w, nodeWaiting(n, v.facts[n.Name], v.firstRestarts[n.Name], since, now)...)
+	}
+	for _, n := range v.unheard {
+		w = append(w, unheardWaiting(n, now)...)
 	}
 	w = append(w, v.staticPodsWaiting(since, now)...)
 	return w

@@ -158,6 +158,24 @@ func nodeWaiting(n corev1.Node, f *nodeFacts, firstRestarts int, since, now time
 	return nil
 }
 
+// unheardWaiting waits for a node whose kubelet renews its lease but has not reposted its status since the node
+// controller marked it Unknown (see evidence.Unheard): it will, and until then its Pods show NotReady, so a
+// correct fix to the API server or etcd is not judged before it has.
+func unheardWaiting(n corev1.Node, now time.Time) []Waiting {
+	var marked time.Time
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			marked = c.LastTransitionTime.Time
+		}
+	}
+	until := marked.Add(unheardWait)
+	if !now.Before(until) {
+		return nil
+	}
+	return []Waiting{{Key: "node/" + n.Name + "|unheard", Until: until,
+		What: "node " + n.Name + ": kubelet alive (lease renewed) but its status not reposted since the API server came back"}}
+}
+
 // nodeDown is a node whose kubelet or runtime will not come back by itself: stuck NotReady, or, while still
 // Ready, about to be marked NotReady (by the node controller once the kubelet's lease runs out, or by the
 // kubelet once its runtime probe fails) within nodeGrace of the check's start.

@@ -275,3 +275,41 @@ func TestWaitsSumPerObject(t *testing.T) {
 		t.Errorf("last state %q", got[0].Last)
 	}
 }
+
+// After the API server came back, a worker the checks do not name was marked Unknown and its kubelet renews
+// its lease without reposting its status: its Pods show NotReady until it does, so it is waited for, within
+// unheardWait of the marking.
+func TestObserveWaitsForAnUnheardNode(t *testing.T) {
+	q := Question{Checks: []Planned{{Check: scenarios.Check{Name: "ready",
+		PodsReady: &scenarios.PodsReady{PodSelector: scenarios.PodSelector{Namespace: "shop", Selector: "app=web"}}}}}}
+	marked := t0.Add(-30 * time.Second)
+	node := readyNode(corev1.ConditionUnknown, t0.Add(-2*time.Minute))
+	node.Status.Conditions[0].LastTransitionTime = metav1.NewTime(marked)
+	cases := []struct {
+		name    string
+		renewed time.Time
+		now     time.Time
+		want    bool
+	}{
+		{"lease renewed after the marking", t0.Add(-5 * time.Second), t0, true},
+		{"lease not renewed since: the kubelet is down, nothing to wait for", marked.Add(-time.Minute), t0, false},
+		{"still unheard after unheardWait", t0.Add(-5 * time.Second), marked.Add(unheardWait), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			renew := metav1.NewMicroTime(c.renewed)
+			lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: node.Name, Namespace: corev1.NamespaceNodeLease},
+				Spec: coordinationv1.LeaseSpec{RenewTime: &renew}}
+			env := Env{Clients: &kube.Clients{Kube: fake.NewClientset(node.DeepCopy(), lease)}}
+			v, err := env.observe(context.Background(), targetsOf(q), t0, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := v.waiting(t0, c.now)
+			got := len(w) == 1 && strings.Contains(w[0].What, "node lab-worker: kubelet alive")
+			if got != c.want || (!c.want && len(w) > 0) {
+				t.Errorf("waits for %+v, want waiting: %v", w, c.want)
+			}
+		})
+	}
+}

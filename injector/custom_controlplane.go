@@ -8,8 +8,11 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
+	"github.com/cka-lab/lab/internal/journey/evidence"
 	"github.com/cka-lab/lab/internal/kube"
 	"github.com/cka-lab/lab/internal/node"
 	"github.com/cka-lab/lab/scenarios"
@@ -126,6 +129,48 @@ func (i *Injector) revertStaticPod(ctx context.Context, p *StaticPodPrior) error
 	})
 	if err != nil {
 		return fmt.Errorf("the API server did not become ready after %s was restored: %w", p.Component, err)
+	}
+	return i.hearNodes(ctx, time.Now())
+}
+
+// nodesHeard bounds the look for unheard nodes after the API server came back: every kubelet renews its lease
+// within 10 s.
+const nodesHeard = 15 * time.Second
+
+// hearNodes restarts the kubelet of every node left unheard by the API server's absence (see
+// evidence.Unheard), until every kubelet has renewed its lease since back: a restarted kubelet posts its
+// status at once, where one left alone took 70-90 s, which reset would otherwise wait out.
+func (i *Injector) hearNodes(ctx context.Context, back time.Time) error {
+	kc := i.env.Clients.Kube
+	restarted := map[string]bool{}
+	err := kube.Poll(ctx, time.Second, nodesHeard, func(ctx context.Context) (bool, error) {
+		nl, err := kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		renewed, err := evidence.NodeLeases(ctx, kc)
+		if err != nil {
+			return false, nil
+		}
+		done := true
+		for _, n := range nl.Items {
+			if evidence.Unheard(n, renewed[n.Name]) && !restarted[n.Name] {
+				kn, err := i.node(n.Name)
+				if err != nil {
+					return false, err
+				}
+				if _, err := node.Run(ctx, kn, "systemctl", "restart", "kubelet"); err != nil {
+					return false, fmt.Errorf("restart the kubelet on %s, unheard since the API server came back: %w", n.Name, err)
+				}
+				restarted[n.Name] = true
+			}
+			done = done && renewed[n.Name].After(back)
+		}
+		return done, nil
+	})
+	// A kubelet that does not renew its lease (stopped by the learner) is the baseline's to restore, not this.
+	if err != nil && (ctx.Err() != nil || !wait.Interrupted(err)) {
+		return err
 	}
 	return nil
 }

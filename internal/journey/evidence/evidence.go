@@ -160,3 +160,31 @@ func EventsFor(ctx context.Context, kc kubernetes.Interface, ns, kind, prefix st
 	}
 	return out, nil
 }
+
+// NodeLeases maps each node to when its kubelet last renewed its lease in kube-node-lease.
+func NodeLeases(ctx context.Context, kc kubernetes.Interface) (map[string]time.Time, error) {
+	ll, err := kc.CoordinationV1().Leases(corev1.NamespaceNodeLease).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list the node leases: %w", err)
+	}
+	renewed := map[string]time.Time{}
+	for _, l := range ll.Items {
+		if l.Spec.RenewTime != nil {
+			renewed[l.Name] = l.Spec.RenewTime.Time
+		}
+	}
+	return renewed, nil
+}
+
+// Unheard says whether a node's kubelet runs but its status is stale: the node controller marked it Unknown
+// (no status and no lease renewal within its grace period, as while the API server was down), yet the kubelet
+// renewed its lease afterwards. Such a kubelet reposts its status only once its own copy of the node shows the
+// change, which after an API server restart took 70-90 s here; a kubelet restarted posts at once.
+func Unheard(n corev1.Node, renewed time.Time) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionUnknown && renewed.After(c.LastTransitionTime.Time)
+		}
+	}
+	return false
+}
