@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -24,36 +25,70 @@ func (e Env) endpoints(ctx context.Context, c *scenarios.EndpointsCheck) Result 
 	if err != nil {
 		return Result{Evidence: fmt.Sprintf("Service %s/%s: %v", c.Namespace, c.Service, err), Stage: journey.Service}
 	}
-	ready, notReady, err := e.countEndpoints(ctx, c.Namespace, c.Service)
+	n, err := e.countEndpoints(ctx, c.Namespace, c.Service)
 	if err != nil {
 		return e.fail("list EndpointSlices of %s: %v", c.Service, err)
 	}
-	desc := fmt.Sprintf("Service %s/%s has %d ready and %d not-ready endpoints", c.Namespace, c.Service, ready, notReady)
-	if ready >= c.Ready && (!c.Exactly || ready == c.Ready) {
+	desc := fmt.Sprintf("Service %s/%s has %d ready and %d not-ready endpoints", c.Namespace, c.Service, n.ready, n.notReady)
+	if n.foreign != "" {
+		desc += "; not counted: " + n.foreign
+	}
+	if n.ready >= c.Ready && (!c.Exactly || n.ready == c.Ready) {
 		return pass("%s", desc)
 	}
-	if notReady > 0 {
+	if n.notReady > 0 {
 		sel := selectorString(svc.Spec.Selector)
-		return e.traced(ctx, scenarios.PodSelector{Namespace: c.Namespace, Selector: sel}, &journey.ServiceInfo{Name: c.Service, ReadyEndpoints: ready}, desc)
+		return e.traced(ctx, scenarios.PodSelector{Namespace: c.Namespace, Selector: sel}, &journey.ServiceInfo{Name: c.Service, ReadyEndpoints: n.ready}, desc)
+	}
+	if n.foreign != "" {
+		return Result{Evidence: desc, Stage: journey.Service}
 	}
 	return Result{Evidence: fmt.Sprintf("%s: no Pod matches its selector %s", desc, selectorString(svc.Spec.Selector)), Stage: journey.Service}
 }
 
-func (e Env) countEndpoints(ctx context.Context, ns, svc string) (ready, notReady int, err error) {
+// endpointCount is a Service's endpoints: ready and not ready among the Pods a workload's current revision
+// owns, and why the first other ready Pod (a bare Pod with the workload's labels) was not counted.
+type endpointCount struct {
+	ready, notReady int
+	foreign         string
+}
+
+func (e Env) countEndpoints(ctx context.Context, ns, svc string) (endpointCount, error) {
+	var n endpointCount
 	sl, err := e.Clients.Kube.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + svc})
 	if err != nil {
-		return 0, 0, err
+		return n, err
 	}
+	o := &owners{e: e, ns: ns}
 	for _, s := range sl.Items {
 		for _, ep := range s.Endpoints {
-			if ep.Conditions.Ready == nil || *ep.Conditions.Ready {
-				ready++
-			} else {
-				notReady++
+			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
+				n.notReady++
+				continue
 			}
+			if ref := ep.TargetRef; ref != nil && ref.Kind == "Pod" {
+				pod, err := e.Clients.Kube.CoreV1().Pods(ns).Get(ctx, ref.Name, metav1.GetOptions{})
+				if apierrors.IsNotFound(err) {
+					continue // deleted since the slice was written: the endpoint goes with it
+				}
+				if err != nil {
+					return n, fmt.Errorf("read Pod %s behind an endpoint: %w", ref.Name, err)
+				}
+				ok, why, err := o.current(ctx, pod)
+				if err != nil {
+					return n, err
+				}
+				if !ok {
+					if n.foreign == "" {
+						n.foreign = why
+					}
+					continue
+				}
+			}
+			n.ready++
 		}
 	}
-	return ready, notReady, nil
+	return n, nil
 }
 
 // selectorString writes a Service's selector as `kubectl get -l` takes it, keys sorted: evidence built from
@@ -104,6 +139,12 @@ func (e Env) exec(ctx context.Context, c *scenarios.ExecCheck) Result {
 	if err != nil {
 		return e.fail("list Pods: %v", err)
 	}
+	dropped := ""
+	if c.Name == "" {
+		if pods, dropped, err = e.controlled(ctx, c.Namespace, pods); err != nil {
+			return e.fail("%v", err)
+		}
+	}
 	var pod *corev1.Pod
 	for i := range pods {
 		if pods[i].DeletionTimestamp == nil && evidence.Ready(&pods[i]) {
@@ -112,7 +153,11 @@ func (e Env) exec(ctx context.Context, c *scenarios.ExecCheck) Result {
 		}
 	}
 	if pod == nil {
-		return e.traced(ctx, c.PodSelector, nil, fmt.Sprintf("no Ready %s to run %q in", describePods(c.PodSelector), strings.Join(c.Command, " ")))
+		summary := fmt.Sprintf("no Ready %s to run %q in", describePods(c.PodSelector), strings.Join(c.Command, " "))
+		if dropped != "" {
+			summary += "; " + dropped
+		}
+		return e.traced(ctx, c.PodSelector, nil, summary)
 	}
 	req := e.Clients.Kube.CoreV1().RESTClient().Post().Resource("pods").Namespace(pod.Namespace).Name(pod.Name).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{Container: c.Container, Command: c.Command, Stdout: true, Stderr: true}, scheme.ParameterCodec)

@@ -19,10 +19,21 @@ func (e Env) podsReady(ctx context.Context, c *scenarios.PodsReady) Result {
 		return e.fail("list Pods in %s: %v", c.Namespace, err)
 	}
 	want := max(c.Count, 1)
-	ready, elsewhere := 0, ""
+	ready, elsewhere, other := 0, "", ""
+	o := &owners{e: e, ns: c.Namespace}
 	for _, p := range pods {
 		if !evidence.Ready(&p) {
 			continue
+		}
+		if c.Name == "" {
+			ok, why, err := o.current(ctx, &p)
+			if err != nil {
+				return e.fail("%v", err)
+			}
+			if !ok {
+				other = why
+				continue
+			}
 		}
 		if c.Node != "" && p.Spec.NodeName != c.Node {
 			elsewhere = fmt.Sprintf("Pod %s is Ready on node %s, not on %s", p.Name, p.Spec.NodeName, c.Node)
@@ -37,7 +48,11 @@ func (e Env) podsReady(ctx context.Context, c *scenarios.PodsReady) Result {
 	if elsewhere != "" {
 		return Result{Evidence: elsewhere, Stage: journey.Scheduling}
 	}
-	return e.traced(ctx, c.PodSelector, nil, fmt.Sprintf("%d of %d %s Ready (want %d)", ready, len(pods), what, want))
+	summary := fmt.Sprintf("%d of %d %s Ready (want %d)", ready, len(pods), what, want)
+	if other != "" {
+		summary += "; " + other
+	}
+	return e.traced(ctx, c.PodSelector, nil, summary)
 }
 
 // traced fails with the journey's verdict on the selected Pods: the stage they stopped at and why.
