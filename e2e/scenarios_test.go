@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,7 +34,8 @@ type resetJSON struct {
 }
 
 // Every scenario round-trips on the one shared cluster: start shows the symptom, every wrong fix fails the
-// check with an explanation, the reference solution passes, and reset returns the cluster to its baseline.
+// check with an explanation, every alternative fix and the reference solution pass, the generic shortcuts
+// fail, and reset returns the cluster to its baseline.
 var _ = Describe("scenario round trips", Label("scenarios"), func() {
 	cat, err := scenarios.Builtin()
 	if err != nil {
@@ -97,6 +99,39 @@ var _ = Describe("scenario round trips", Label("scenarios"), func() {
 				}, SpecTimeout(8*time.Minute))
 			}
 
+			for i, af := range sc.AltFixes {
+				It(fmt.Sprintf("passes the alternative fix %q", af.Name), func(ctx SpecContext) {
+					start(ctx)
+					inst := instance(ctx)
+					t0 := time.Now()
+					run(ctx, inst.AltFixes[i].Run)
+					r := lab.Run(ctx, "check", "-o", "json")
+					Expect(r.Code).To(Equal(0), "a correct fix made another way must pass\n%s", r)
+					out := framework.JSON[checkJSON](r)
+					Expect(out.Passed).To(BeTrue())
+					Expect(out.Score).To(Equal(out.Max))
+					recordTiming(sc.ID, "alt-fix", time.Since(t0))
+					reset(ctx)
+				}, SpecTimeout(8*time.Minute))
+			}
+
+			if workloadPods(sc.Checks) != nil {
+				for _, probe := range shortcuts {
+					It(fmt.Sprintf("fails the shortcut %q", probe.name), func(ctx SpecContext) {
+						start(ctx)
+						inst := instance(ctx)
+						for _, w := range workloadPods(inst.Checks) {
+							// Admission may refuse the shortcut; what matters is that the check still fails.
+							lab.Shell(ctx, probe.run(w))
+						}
+						r := lab.Run(ctx, "check", "-o", "json")
+						recordTiming(sc.ID, "shortcut-probe", r.Took)
+						Expect(r.Code).To(Equal(1), "a shortcut must fail the check\n%s", r)
+						reset(ctx)
+					}, SpecTimeout(8*time.Minute))
+				}
+			}
+
 			It("passes the reference solution, then resets to the baseline", func(ctx SpecContext) {
 				start(ctx)
 				inst := instance(ctx)
@@ -113,3 +148,28 @@ var _ = Describe("scenario round trips", Label("scenarios"), func() {
 		})
 	}
 })
+
+// shortcuts are what a learner may try instead of repairing a workload, applied to every scenario whose
+// checks want a workload's Pods Ready in the learner's namespace: none of them may pass.
+var shortcuts = []struct {
+	name string
+	run  func(scenarios.PodSelector) string
+}{
+	{"a bare Pod with the workload's labels", func(w scenarios.PodSelector) string {
+		return fmt.Sprintf("kubectl -n %s run lab-shortcut-bare --image=nginx:1.27 --restart=Never --labels=%s", w.Namespace, w.Selector)
+	}},
+	{"the running Pods relabelled so their ReplicaSet lets go of them", func(w scenarios.PodSelector) string {
+		return fmt.Sprintf("kubectl -n %s label pods -l %s pod-template-hash-", w.Namespace, w.Selector)
+	}},
+}
+
+// workloadPods are the Pods by label, outside the system namespaces, that checks want Ready.
+func workloadPods(checks []scenarios.Check) []scenarios.PodSelector {
+	var out []scenarios.PodSelector
+	for _, c := range checks {
+		if p := c.PodsReady; p != nil && p.Selector != "" && !strings.HasPrefix(p.Namespace, "kube-") && !slices.Contains(out, p.PodSelector) {
+			out = append(out, p.PodSelector)
+		}
+	}
+	return out
+}

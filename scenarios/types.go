@@ -37,6 +37,9 @@ type Scenario struct {
 	Explanation string     `yaml:"explanation"`
 	Solution    []string   `yaml:"solution"`
 	WrongFixes  []WrongFix `yaml:"wrongFixes"`
+	// AltFixes are other correct fixes a competent candidate makes (imperative where the solution edits, the
+	// other side of a mismatch, a different valid object): applied by the e2e suite, each must pass.
+	AltFixes []AltFix `yaml:"altFixes"`
 	// Settle bounds how long `lab check` waits for the cluster to converge after a fix (default 40s).
 	Settle Duration `yaml:"settle"`
 	// SymptomTimeout bounds how long `lab start` waits for the symptom (default 90s).
@@ -57,6 +60,12 @@ type Diagnosis struct {
 type WrongFix struct {
 	Name string   `yaml:"name"`
 	Why  string   `yaml:"why"`
+	Run  []string `yaml:"run"`
+}
+
+// AltFix is a correct fix made another way than the reference solution.
+type AltFix struct {
+	Name string   `yaml:"name"`
 	Run  []string `yaml:"run"`
 }
 

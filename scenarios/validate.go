@@ -239,6 +239,11 @@ func (v *validator) learnerText() {
 			v.add("wrongFixes", []any{"wrongFixes", i}, "needs name, why and run")
 		}
 	}
+	for i, a := range s.AltFixes {
+		if a.Name == "" || len(a.Run) == 0 {
+			v.add("altFixes", []any{"altFixes", i}, "needs name and run")
+		}
+	}
 	if strings.TrimSpace(s.Explanation) == "" {
 		v.add("explanation", []any{"explanation"}, "say which handoff failed and why the fix is the right one")
 	}
