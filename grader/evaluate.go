@@ -6,6 +6,7 @@ package grader
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
@@ -20,6 +21,8 @@ type Env struct {
 	Nodes   func() ([]nodes.Node, error)
 	// Stage is the scenario's stage: where a failing check that is not about a Pod points the learner.
 	Stage journey.Stage
+	// Shown is when the task was shown (zero: unknown): an object created after it is the learner's.
+	Shown time.Time
 }
 
 // Result is one evaluation of a check.
@@ -55,6 +58,8 @@ func Evaluate(ctx context.Context, env Env, c scenarios.Check) Result {
 		return env.exists(ctx, *c.Exists, true)
 	case c.Absent != nil:
 		return env.exists(ctx, *c.Absent, false)
+	case c.SameObject != nil:
+		return env.sameObject(ctx, *c.SameObject)
 	case c.Admission != nil:
 		return env.admission(ctx, c.Admission)
 	case c.Endpoints != nil:

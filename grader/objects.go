@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
-	"github.com/cka-lab/lab/internal/manifest"
-
+	"github.com/google/go-containerregistry/pkg/name"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/cka-lab/lab/internal/journey"
 	"github.com/cka-lab/lab/internal/kube"
+	"github.com/cka-lab/lab/internal/manifest"
 	"github.com/cka-lab/lab/scenarios"
 )
 
@@ -42,6 +44,30 @@ func (e Env) exists(ctx context.Context, r scenarios.ObjectRef, want bool) Resul
 		return e.fail("%s does not exist", r)
 	}
 	return e.fail("%s still exists", r)
+}
+
+// sameObject passes while the object was created before the task was shown: one deleted and recreated since,
+// however faithfully, has a later creation time (and a new UID, which only the start could have recorded).
+func (e Env) sameObject(ctx context.Context, r scenarios.ObjectRef) Result {
+	live, err := e.get(ctx, r)
+	if err != nil {
+		return e.fail("read %s: %v", r, err)
+	}
+	if live == nil {
+		return e.fail("%s does not exist", r)
+	}
+	created := live.GetCreationTimestamp().Time
+	if recreated(created, e.Shown) {
+		return e.fail("%s was created at %s, after the task was shown at %s: it was deleted and recreated, which the task rules out",
+			r, created.UTC().Format(time.TimeOnly), e.Shown.UTC().Format(time.TimeOnly))
+	}
+	return pass("%s is the object the task started with (created %s)", r, created.UTC().Format(time.TimeOnly))
+}
+
+// recreated says whether an object was created after the task was shown (zero: unknown, never judged).
+// Creation times have whole seconds.
+func recreated(created, shown time.Time) bool {
+	return !shown.IsZero() && created.After(shown.Truncate(time.Second))
 }
 
 func (e Env) field(ctx context.Context, c *scenarios.FieldCheck) Result {
@@ -76,6 +102,10 @@ func (e Env) field(ctx context.Context, c *scenarios.FieldCheck) Result {
 			return e.fail("bad pattern %q: %v", c.Matches, err)
 		}
 		ok = re.MatchString(got)
+	case c.Image != "":
+		ok = sameImage(got, c.Image)
+	case c.Quantity != nil:
+		ok = inRange(got, *c.Quantity)
 	}
 	if ok {
 		return pass("%s", desc)
@@ -95,6 +125,16 @@ func want(c *scenarios.FieldCheck) string {
 		return fmt.Sprintf(", want it to contain %q", c.Contains)
 	case c.Matches != "":
 		return fmt.Sprintf(", want it to match %q", c.Matches)
+	case c.Image != "":
+		return fmt.Sprintf(", want the image %s (in any spelling of the same reference)", c.Image)
+	case c.Quantity != nil && c.Quantity.Min == c.Quantity.Max:
+		return fmt.Sprintf(", want a quantity equal to %s", c.Quantity.Min)
+	case c.Quantity != nil && c.Quantity.Min == "":
+		return fmt.Sprintf(", want a quantity of at most %s", c.Quantity.Max)
+	case c.Quantity != nil && c.Quantity.Max == "":
+		return fmt.Sprintf(", want a quantity of at least %s", c.Quantity.Min)
+	case c.Quantity != nil:
+		return fmt.Sprintf(", want a quantity from %s to %s", c.Quantity.Min, c.Quantity.Max)
 	}
 	return ", want it set"
 }
@@ -166,4 +206,30 @@ func stageOfAPIError(msg string) journey.Stage {
 		return journey.Admission
 	}
 	return r.Stopped
+}
+
+// sameImage compares image references as the container runtime resolves them: the default registry,
+// library/ and the latest tag filled in.
+func sameImage(got, want string) bool {
+	g, err := name.ParseReference(got)
+	if err != nil {
+		return false
+	}
+	w, err := name.ParseReference(want)
+	if err != nil {
+		return false
+	}
+	return g.Name() == w.Name()
+}
+
+// inRange compares a resource quantity with the bounds by value, whatever the units.
+func inRange(got string, r scenarios.QuantityRange) bool {
+	q, err := apiresource.ParseQuantity(got)
+	if err != nil {
+		return false
+	}
+	if r.Min != "" && q.Cmp(apiresource.MustParse(r.Min)) < 0 {
+		return false
+	}
+	return r.Max == "" || q.Cmp(apiresource.MustParse(r.Max)) <= 0
 }

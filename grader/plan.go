@@ -22,7 +22,9 @@ type Question struct {
 	Title  string        `json:"title"`
 	Stage  journey.Stage `json:"stage"`
 	Settle time.Duration `json:"settle"`
-	Checks []Planned     `json:"checks"`
+	// Shown is when the learner was shown the task, for sameObject checks.
+	Shown  time.Time `json:"shown,omitempty"`
+	Checks []Planned `json:"checks"`
 }
 
 // Groups of checks: what the task asks, and what an over-broad fix breaks.

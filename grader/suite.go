@@ -45,7 +45,7 @@ func Grade(plan Plan, env Env, dir string, color bool, progress func(Progress)) 
 }
 
 func describe(q Question, env Env, progress func(Progress)) {
-	env.Stage = q.Stage
+	env.Stage, env.Shown = q.Stage, q.Shown
 	Describe(fmt.Sprintf("%s: %s", q.ID, q.Title), Ordered, ContinueOnFailure, Label(q.ID), func() {
 		var settled []Result
 		var took []time.Duration

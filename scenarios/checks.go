@@ -9,13 +9,16 @@ type Check struct {
 	// file on a node): once it has failed a few rounds in a row, grading stops waiting for the others.
 	Decisive bool `yaml:"decisive"`
 
-	PodsReady       *PodsReady      `yaml:"podsReady"`
-	PodState        *PodState       `yaml:"podState"`
-	Event           *EventCheck     `yaml:"event"`
-	CanI            *CanI           `yaml:"canI"`
-	Field           *FieldCheck     `yaml:"field"`
-	Exists          *ObjectRef      `yaml:"exists"`
-	Absent          *ObjectRef      `yaml:"absent"`
+	PodsReady *PodsReady  `yaml:"podsReady"`
+	PodState  *PodState   `yaml:"podState"`
+	Event     *EventCheck `yaml:"event"`
+	CanI      *CanI       `yaml:"canI"`
+	Field     *FieldCheck `yaml:"field"`
+	Exists    *ObjectRef  `yaml:"exists"`
+	Absent    *ObjectRef  `yaml:"absent"`
+	// SameObject passes while the object is the one the task started with: created before the task was
+	// shown, not deleted and recreated since.
+	SameObject      *ObjectRef      `yaml:"sameObject"`
 	Admission       *AdmissionCheck `yaml:"admission"`
 	Endpoints       *EndpointsCheck `yaml:"endpoints"`
 	HTTP            *HTTPCheck      `yaml:"http"`
@@ -84,6 +87,16 @@ type FieldCheck struct {
 	Contains  string    `yaml:"contains"`
 	Matches   string    `yaml:"matches"`
 	Absent    bool      `yaml:"absent"`
+	// Image compares as container image references: docker.io/library/nginx:1.27 is nginx:1.27.
+	Image string `yaml:"image"`
+	// Quantity compares as a resource quantity in any unit: 200M is within max 256Mi.
+	Quantity *QuantityRange `yaml:"quantity"`
+}
+
+// QuantityRange bounds a resource quantity; either bound may be empty, both equal for an exact value.
+type QuantityRange struct {
+	Min string `yaml:"min"`
+	Max string `yaml:"max"`
 }
 
 // AdmissionCheck creates Manifest with a server-side dry run (as a user, when set) and expects it accepted or
@@ -173,6 +186,7 @@ func (c *Check) Kind() (string, int) {
 	}{
 		{"podsReady", c.PodsReady != nil}, {"podState", c.PodState != nil}, {"event", c.Event != nil},
 		{"canI", c.CanI != nil}, {"field", c.Field != nil}, {"exists", c.Exists != nil}, {"absent", c.Absent != nil},
+		{"sameObject", c.SameObject != nil},
 		{"admission", c.Admission != nil}, {"endpoints", c.Endpoints != nil}, {"http", c.HTTP != nil},
 		{"nodeTaint", c.NodeTaint != nil}, {"nodeReady", c.NodeReady != nil},
 		{"notClusterAdmin", c.NotClusterAdmin != nil}, {"nodeFile", c.NodeFile != nil}, {"nodeExec", c.NodeExec != nil}, {"exec", c.Exec != nil},

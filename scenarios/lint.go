@@ -98,6 +98,8 @@ func (c *Check) object() *ObjectRef {
 	switch {
 	case c.Exists != nil:
 		return c.Exists
+	case c.SameObject != nil && c.SameObject.Kind != "Node":
+		return c.SameObject
 	case c.Field != nil && !c.Field.Absent && c.Field.Object.Kind != "Node" && c.Field.Object.Kind != "ClusterRole":
 		return &c.Field.Object
 	}

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/cka-lab/lab/internal/manifest"
 
 	"gopkg.in/yaml.v3"
@@ -216,6 +218,17 @@ func (v *validator) checks(group string, checks []Check, min int, scored bool) {
 		}
 		if c.PodState != nil && c.PodState.Name == "" && c.PodState.Selector == "" {
 			v.add(group+".podState", path, "needs name or selector")
+		}
+		if c.Field != nil && c.Field.Quantity != nil {
+			q := c.Field.Quantity
+			for _, b := range []string{q.Min, q.Max} {
+				if _, err := resource.ParseQuantity(b); b != "" && err != nil {
+					v.add(group+".field.quantity", path, "%q is not a quantity (write e.g. 256Mi or 500m)", b)
+				}
+			}
+			if q.Min == "" && q.Max == "" {
+				v.add(group+".field.quantity", path, "needs min, max or both")
+			}
 		}
 	}
 }

@@ -272,7 +272,9 @@ func (s *Session) GradeExam(ctx context.Context, e *Exam, insts []*scenarios.Ins
 func (s *Session) gradeQuestions(ctx context.Context, e *Exam, insts []*scenarios.Instance) (*grader.Outcome, error) {
 	plan := grader.Plan{Cluster: s.Cluster.Name}
 	for _, inst := range insts {
-		plan.Questions = append(plan.Questions, grader.QuestionFor(inst, -1))
+		q := grader.QuestionFor(inst, -1)
+		q.Shown = e.Started
+		plan.Questions = append(plan.Questions, q)
 	}
 	dir := filepath.Join(s.Store.ClusterDir(s.Cluster.Name), "exams", e.ID, time.Now().UTC().Format("20060102T150405.000"))
 	out, err := grader.RunChild(ctx, s.Self, plan, dir, []string{"LAB_CLUSTER=" + s.Cluster.Name}, nil)

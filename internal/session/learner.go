@@ -59,7 +59,9 @@ type Checked struct {
 // scenario's own settle time), with onProgress called as the grader waits. The grade is kept on the attempt
 // and added to the learner's history.
 func (s *Session) Check(ctx context.Context, a *Attempt, inst *scenarios.Instance, wait time.Duration, onProgress func(grader.Progress)) (*Checked, error) {
-	plan := grader.Plan{Cluster: s.Cluster.Name, Questions: []grader.Question{grader.QuestionFor(inst, wait)}}
+	q := grader.QuestionFor(inst, wait)
+	q.Shown = a.Started
+	plan := grader.Plan{Cluster: s.Cluster.Name, Questions: []grader.Question{q}}
 	dir := s.CheckDir()
 	var out *grader.Outcome
 	err := s.Status.Step(fmt.Sprintf("Grading %s (until the cluster converges, at most %s)", inst.ID, plan.Questions[0].Settle), func() error {
