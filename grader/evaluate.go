@@ -70,6 +70,8 @@ func Evaluate(ctx context.Context, env Env, c scenarios.Check) Result {
 		return env.nodeTaint(ctx, c.NodeTaint)
 	case c.NodeReady != nil:
 		return env.nodeReady(ctx, c.NodeReady)
+	case c.Grants != nil:
+		return env.grants(ctx, c.Grants)
 	case c.NotClusterAdmin != nil:
 		return env.notClusterAdmin(ctx, c.NotClusterAdmin)
 	case c.NodeFile != nil:

@@ -25,6 +25,7 @@ type Check struct {
 	NodeTaint       *NodeTaintCheck `yaml:"nodeTaint"`
 	NodeReady       *NodeReadyCheck `yaml:"nodeReady"`
 	NotClusterAdmin *SubjectCheck   `yaml:"notClusterAdmin"`
+	Grants          *GrantsCheck    `yaml:"grants"`
 	NodeFile        *NodeFileCheck  `yaml:"nodeFile"`
 	NodeExec        *NodeExecCheck  `yaml:"nodeExec"`
 	Exec            *ExecCheck      `yaml:"exec"`
@@ -189,7 +190,7 @@ func (c *Check) Kind() (string, int) {
 		{"sameObject", c.SameObject != nil},
 		{"admission", c.Admission != nil}, {"endpoints", c.Endpoints != nil}, {"http", c.HTTP != nil},
 		{"nodeTaint", c.NodeTaint != nil}, {"nodeReady", c.NodeReady != nil},
-		{"notClusterAdmin", c.NotClusterAdmin != nil}, {"nodeFile", c.NodeFile != nil}, {"nodeExec", c.NodeExec != nil}, {"exec", c.Exec != nil},
+		{"notClusterAdmin", c.NotClusterAdmin != nil}, {"grants", c.Grants != nil}, {"nodeFile", c.NodeFile != nil}, {"nodeExec", c.NodeExec != nil}, {"exec", c.Exec != nil},
 		{"custom", c.Custom != nil},
 	}
 	name, n := "", 0
@@ -199,4 +200,22 @@ func (c *Check) Kind() (string, int) {
 		}
 	}
 	return name, n
+}
+
+// GrantsCheck passes when everything the subject may do, through every binding that names it or one of its
+// groups, is within Allow, beyond what every authenticated user may do: least privilege judged on the
+// effective permissions, not on a few can-i questions.
+type GrantsCheck struct {
+	As     string      `yaml:"as"`
+	Groups []string    `yaml:"groups"`
+	Allow  []GrantRule `yaml:"allow"`
+}
+
+// GrantRule is what the task allows: verbs on resources of an API group ("" is the core group) in a namespace
+// ("" in every namespace, as a ClusterRoleBinding grants).
+type GrantRule struct {
+	Namespace string   `yaml:"namespace"`
+	Group     string   `yaml:"group"`
+	Resources []string `yaml:"resources"`
+	Verbs     []string `yaml:"verbs"`
 }

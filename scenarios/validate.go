@@ -219,6 +219,16 @@ func (v *validator) checks(group string, checks []Check, min int, scored bool) {
 		if c.PodState != nil && c.PodState.Name == "" && c.PodState.Selector == "" {
 			v.add(group+".podState", path, "needs name or selector")
 		}
+		if g := c.Grants; g != nil {
+			if g.As == "" {
+				v.add(group+".grants", path, "needs as: the user or system:serviceaccount:<ns>:<name> to judge")
+			}
+			for _, r := range g.Allow {
+				if len(r.Resources) == 0 || len(r.Verbs) == 0 {
+					v.add(group+".grants.allow", path, "every allowed rule needs resources and verbs")
+				}
+			}
+		}
 		if c.Field != nil && c.Field.Quantity != nil {
 			q := c.Field.Quantity
 			for _, b := range []string{q.Min, q.Max} {
