@@ -313,3 +313,28 @@ func TestObserveWaitsForAnUnheardNode(t *testing.T) {
 		})
 	}
 }
+
+func TestFlagOfReadsTheManifestAsTheKubeletDoes(t *testing.T) {
+	manifest := func(cmd string) string {
+		return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: kube-apiserver\nspec:\n  containers:\n  - name: kube-apiserver\n    command:\n" + cmd
+	}
+	cases := []struct {
+		name, cmd, want string
+		found           bool
+	}{
+		{"kubeadm's form", "    - kube-apiserver\n    - --etcd-servers=https://127.0.0.1:2379\n", "https://127.0.0.1:2379", true},
+		{"quoted", "    - kube-apiserver\n    - \"--etcd-servers=https://127.0.0.1:2379\"\n", "https://127.0.0.1:2379", true},
+		{"flow style, value apart", "      [kube-apiserver, --etcd-servers, 'https://localhost:2379']\n", "https://localhost:2379", true},
+		{"the last one wins", "    - kube-apiserver\n    - --etcd-servers=https://10.0.0.1:2379\n    - --etcd-servers=https://127.0.0.1:2379\n", "https://127.0.0.1:2379", true},
+		{"a longer flag is another flag", "    - kube-apiserver\n    - --etcd-servers-overrides=x\n", "", false},
+	}
+	for _, c := range cases {
+		got, found, err := flagOf(manifest(c.cmd), "kube-apiserver", "etcd-servers")
+		if err != nil || got != c.want || found != c.found {
+			t.Errorf("%s: flagOf = %q, %v, %v; want %q, %v", c.name, got, found, err, c.want, c.found)
+		}
+	}
+	if _, _, err := flagOf("spec: [", "kube-apiserver", "etcd-servers"); err == nil {
+		t.Error("a manifest the kubelet cannot parse is an error")
+	}
+}

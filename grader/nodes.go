@@ -3,10 +3,13 @@ package grader
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/cka-lab/lab/internal/journey"
 	"github.com/cka-lab/lab/internal/node"
@@ -105,4 +108,62 @@ func (e Env) nodeExec(ctx context.Context, c *scenarios.NodeExecCheck) Result {
 		return pass("%s: %s", cmd, snippet([]byte(out)))
 	}
 	return e.fail("no node %s", c.Node)
+}
+
+// manifestFlag reads a component's flag from its static Pod manifest, parsed, not matched as text.
+func (e Env) manifestFlag(ctx context.Context, c *scenarios.ManifestFlag) Result {
+	ns, err := e.Nodes()
+	if err != nil {
+		return e.fail("list nodes: %v", err)
+	}
+	path := manifestDir + c.Component + ".yaml"
+	for _, n := range ns {
+		if n.String() != c.Node {
+			continue
+		}
+		text, exists, err := node.ReadFile(ctx, n, path)
+		if err != nil {
+			return e.fail("read %s on %s: %v", path, c.Node, err)
+		}
+		if !exists {
+			return e.fail("%s on node %s does not exist", path, c.Node)
+		}
+		value, found, err := flagOf(text, c.Component, c.Flag)
+		if err != nil {
+			return e.fail("%s on node %s: %v", path, c.Node, err)
+		}
+		desc := fmt.Sprintf("--%s in %s on node %s", c.Flag, path, c.Node)
+		switch {
+		case !found:
+			return e.fail("%s is not set, want %s", desc, strings.Join(c.Equals, " or "))
+		case slices.Contains(c.Equals, value):
+			return pass("%s is %s", desc, value)
+		}
+		return e.fail("%s is %s, want %s", desc, value, strings.Join(c.Equals, " or "))
+	}
+	return e.fail("no node %s", c.Node)
+}
+
+// flagOf finds a flag in the command line of a static Pod manifest's container named component (or its only
+// container): the last --flag=value or --flag value, as the component's flag parsing takes it.
+func flagOf(manifest, component, flag string) (value string, found bool, err error) {
+	var pod corev1.Pod
+	if err := yaml.Unmarshal([]byte(manifest), &pod); err != nil {
+		return "", false, fmt.Errorf("not a Pod manifest the kubelet can read: %w", err)
+	}
+	var args []string
+	for _, ctr := range pod.Spec.Containers {
+		if ctr.Name == component || len(pod.Spec.Containers) == 1 {
+			args = append(slices.Clone(ctr.Command), ctr.Args...)
+		}
+	}
+	for i, a := range args {
+		switch {
+		case strings.HasPrefix(a, "--"+flag+"="):
+			value, found = strings.TrimPrefix(a, "--"+flag+"="), true
+		case a == "--"+flag && i+1 < len(args):
+			value, found = args[i+1], true
+		}
+	}
+	return value, found, nil
 }

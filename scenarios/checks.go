@@ -27,6 +27,7 @@ type Check struct {
 	NotClusterAdmin *SubjectCheck   `yaml:"notClusterAdmin"`
 	Grants          *GrantsCheck    `yaml:"grants"`
 	NodeFile        *NodeFileCheck  `yaml:"nodeFile"`
+	ManifestFlag    *ManifestFlag   `yaml:"manifestFlag"`
 	NodeExec        *NodeExecCheck  `yaml:"nodeExec"`
 	Exec            *ExecCheck      `yaml:"exec"`
 	Custom          *Custom         `yaml:"custom"`
@@ -190,7 +191,7 @@ func (c *Check) Kind() (string, int) {
 		{"sameObject", c.SameObject != nil},
 		{"admission", c.Admission != nil}, {"endpoints", c.Endpoints != nil}, {"http", c.HTTP != nil},
 		{"nodeTaint", c.NodeTaint != nil}, {"nodeReady", c.NodeReady != nil},
-		{"notClusterAdmin", c.NotClusterAdmin != nil}, {"grants", c.Grants != nil}, {"nodeFile", c.NodeFile != nil}, {"nodeExec", c.NodeExec != nil}, {"exec", c.Exec != nil},
+		{"notClusterAdmin", c.NotClusterAdmin != nil}, {"grants", c.Grants != nil}, {"nodeFile", c.NodeFile != nil}, {"manifestFlag", c.ManifestFlag != nil}, {"nodeExec", c.NodeExec != nil}, {"exec", c.Exec != nil},
 		{"custom", c.Custom != nil},
 	}
 	name, n := "", 0
@@ -218,4 +219,14 @@ type GrantRule struct {
 	Group     string   `yaml:"group"`
 	Resources []string `yaml:"resources"`
 	Verbs     []string `yaml:"verbs"`
+}
+
+// ManifestFlag reads a flag of a control-plane component from its static Pod manifest on a node, parsed as
+// the kubelet reads it: quoting, indentation and --flag value or --flag=value do not matter, and the last
+// occurrence wins as it does for the component. It passes when the value is one of Equals.
+type ManifestFlag struct {
+	Node      string   `yaml:"node"`
+	Component string   `yaml:"component"`
+	Flag      string   `yaml:"flag"`
+	Equals    []string `yaml:"equals"`
 }

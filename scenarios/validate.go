@@ -219,6 +219,9 @@ func (v *validator) checks(group string, checks []Check, min int, scored bool) {
 		if c.PodState != nil && c.PodState.Name == "" && c.PodState.Selector == "" {
 			v.add(group+".podState", path, "needs name or selector")
 		}
+		if m := c.ManifestFlag; m != nil && (m.Node == "" || m.Component == "" || m.Flag == "" || len(m.Equals) == 0) {
+			v.add(group+".manifestFlag", path, "needs node, component, flag and equals")
+		}
 		if g := c.Grants; g != nil {
 			if g.As == "" {
 				v.add(group+".grants", path, "needs as: the user or system:serviceaccount:<ns>:<name> to judge")
