@@ -132,6 +132,8 @@ func targetsOf(q Question) targets {
 			ns[c.SameObject.Namespace] = true
 		case c.NodeReady != nil:
 			probe(c.NodeReady.Node)
+		case c.KubeletConfig != nil:
+			probe(c.KubeletConfig.Node)
 		case c.ManifestFlag != nil:
 			probe(c.ManifestFlag.Node, manifestDir+c.ManifestFlag.Component+".yaml")
 		case c.NodeFile != nil:

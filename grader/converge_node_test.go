@@ -338,3 +338,12 @@ func TestFlagOfReadsTheManifestAsTheKubeletDoes(t *testing.T) {
 		t.Error("a manifest the kubelet cannot parse is an error")
 	}
 }
+
+func TestConfigField(t *testing.T) {
+	raw := []byte(`{"kubeletconfig":{"authentication":{"x509":{"clientCAFile":"/etc/kubernetes/pki/ca.crt"}},"maxPods":110}}`)
+	for field, want := range map[string]string{"authentication.x509.clientCAFile": "/etc/kubernetes/pki/ca.crt", "maxPods": "110", "authentication.webhook.enabled": ""} {
+		if got, err := configField(raw, field); err != nil || got != want {
+			t.Errorf("configField(%s) = %q, %v; want %q", field, got, err, want)
+		}
+	}
+}

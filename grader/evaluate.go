@@ -74,6 +74,8 @@ func Evaluate(ctx context.Context, env Env, c scenarios.Check) Result {
 		return env.grants(ctx, c.Grants)
 	case c.NotClusterAdmin != nil:
 		return env.notClusterAdmin(ctx, c.NotClusterAdmin)
+	case c.KubeletConfig != nil:
+		return env.kubeletConfig(ctx, c.KubeletConfig)
 	case c.ManifestFlag != nil:
 		return env.manifestFlag(ctx, c.ManifestFlag)
 	case c.NodeFile != nil:

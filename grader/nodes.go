@@ -2,6 +2,7 @@ package grader
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -166,4 +167,45 @@ func flagOf(manifest, component, flag string) (value string, found bool, err err
 		}
 	}
 	return value, found, nil
+}
+
+// kubeletConfig reads a field of the running kubelet's configuration from its configz endpoint.
+func (e Env) kubeletConfig(ctx context.Context, c *scenarios.KubeletConfig) Result {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	raw, err := e.Clients.Kube.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", c.Node, "proxy/configz").DoRaw(ctx)
+	if err != nil {
+		return Result{Evidence: fmt.Sprintf("the kubelet on %s does not answer for its configuration: %v", c.Node, firstLine(err.Error())), Stage: journey.Kubelet}
+	}
+	got, err := configField(raw, c.Field)
+	if err != nil {
+		return e.fail("the kubelet on %s: %v", c.Node, err)
+	}
+	desc := fmt.Sprintf("the kubelet on %s runs with %s: %q", c.Node, c.Field, got)
+	if got == c.Equals {
+		return pass("%s", desc)
+	}
+	return Result{Evidence: fmt.Sprintf("%s, want %q", desc, c.Equals), Stage: journey.Kubelet}
+}
+
+// configField finds a dotted path in configz's answer, {"kubeletconfig": {...}}; a missing field reads "".
+func configField(raw []byte, field string) (string, error) {
+	var z struct {
+		KubeletConfig map[string]any `json:"kubeletconfig"`
+	}
+	if err := json.Unmarshal(raw, &z); err != nil {
+		return "", fmt.Errorf("read configz: %w", err)
+	}
+	var cur any = z.KubeletConfig
+	for _, k := range strings.Split(field, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return "", nil
+		}
+		cur = m[k]
+	}
+	if cur == nil {
+		return "", nil
+	}
+	return fmt.Sprint(cur), nil
 }

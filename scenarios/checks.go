@@ -28,6 +28,7 @@ type Check struct {
 	Grants          *GrantsCheck    `yaml:"grants"`
 	NodeFile        *NodeFileCheck  `yaml:"nodeFile"`
 	ManifestFlag    *ManifestFlag   `yaml:"manifestFlag"`
+	KubeletConfig   *KubeletConfig  `yaml:"kubeletConfig"`
 	NodeExec        *NodeExecCheck  `yaml:"nodeExec"`
 	Exec            *ExecCheck      `yaml:"exec"`
 	Custom          *Custom         `yaml:"custom"`
@@ -191,7 +192,8 @@ func (c *Check) Kind() (string, int) {
 		{"sameObject", c.SameObject != nil},
 		{"admission", c.Admission != nil}, {"endpoints", c.Endpoints != nil}, {"http", c.HTTP != nil},
 		{"nodeTaint", c.NodeTaint != nil}, {"nodeReady", c.NodeReady != nil},
-		{"notClusterAdmin", c.NotClusterAdmin != nil}, {"grants", c.Grants != nil}, {"nodeFile", c.NodeFile != nil}, {"manifestFlag", c.ManifestFlag != nil}, {"nodeExec", c.NodeExec != nil}, {"exec", c.Exec != nil},
+		{"notClusterAdmin", c.NotClusterAdmin != nil}, {"grants", c.Grants != nil}, {"nodeFile", c.NodeFile != nil}, {"manifestFlag", c.ManifestFlag != nil},
+		{"kubeletConfig", c.KubeletConfig != nil}, {"nodeExec", c.NodeExec != nil}, {"exec", c.Exec != nil},
 		{"custom", c.Custom != nil},
 	}
 	name, n := "", 0
@@ -229,4 +231,13 @@ type ManifestFlag struct {
 	Component string   `yaml:"component"`
 	Flag      string   `yaml:"flag"`
 	Equals    []string `yaml:"equals"`
+}
+
+// KubeletConfig reads a field of the configuration a node's kubelet runs with (its configz, through the API
+// server's node proxy), whatever file or flag set it. Field is a dotted path in KubeletConfiguration, e.g.
+// authentication.x509.clientCAFile.
+type KubeletConfig struct {
+	Node   string `yaml:"node"`
+	Field  string `yaml:"field"`
+	Equals string `yaml:"equals"`
 }

@@ -222,6 +222,9 @@ func (v *validator) checks(group string, checks []Check, min int, scored bool) {
 		if m := c.ManifestFlag; m != nil && (m.Node == "" || m.Component == "" || m.Flag == "" || len(m.Equals) == 0) {
 			v.add(group+".manifestFlag", path, "needs node, component, flag and equals")
 		}
+		if k := c.KubeletConfig; k != nil && (k.Node == "" || k.Field == "") {
+			v.add(group+".kubeletConfig", path, "needs node and field")
+		}
 		if g := c.Grants; g != nil {
 			if g.As == "" {
 				v.add(group+".grants", path, "needs as: the user or system:serviceaccount:<ns>:<name> to judge")
