@@ -128,6 +128,8 @@ func targetsOf(q Question) targets {
 			ns[c.Exists.Namespace] = true
 		case c.Absent != nil:
 			ns[c.Absent.Namespace] = true
+		case c.Tolerates != nil:
+			ns[c.Tolerates.Object.Namespace] = true
 		case c.SameObject != nil:
 			ns[c.SameObject.Namespace] = true
 		case c.NodeReady != nil:

@@ -29,6 +29,7 @@ type Check struct {
 	NodeFile        *NodeFileCheck  `yaml:"nodeFile"`
 	ManifestFlag    *ManifestFlag   `yaml:"manifestFlag"`
 	KubeletConfig   *KubeletConfig  `yaml:"kubeletConfig"`
+	Tolerates       *TolerationCheck `yaml:"tolerates"`
 	NodeExec        *NodeExecCheck  `yaml:"nodeExec"`
 	Exec            *ExecCheck      `yaml:"exec"`
 	Custom          *Custom         `yaml:"custom"`
@@ -193,7 +194,7 @@ func (c *Check) Kind() (string, int) {
 		{"admission", c.Admission != nil}, {"endpoints", c.Endpoints != nil}, {"http", c.HTTP != nil},
 		{"nodeTaint", c.NodeTaint != nil}, {"nodeReady", c.NodeReady != nil},
 		{"notClusterAdmin", c.NotClusterAdmin != nil}, {"grants", c.Grants != nil}, {"nodeFile", c.NodeFile != nil}, {"manifestFlag", c.ManifestFlag != nil},
-		{"kubeletConfig", c.KubeletConfig != nil}, {"nodeExec", c.NodeExec != nil}, {"exec", c.Exec != nil},
+		{"kubeletConfig", c.KubeletConfig != nil}, {"tolerates", c.Tolerates != nil}, {"nodeExec", c.NodeExec != nil}, {"exec", c.Exec != nil},
 		{"custom", c.Custom != nil},
 	}
 	name, n := "", 0
@@ -240,4 +241,14 @@ type KubeletConfig struct {
 	Node   string `yaml:"node"`
 	Field  string `yaml:"field"`
 	Equals string `yaml:"equals"`
+}
+
+// TolerationCheck judges a workload's Pod template tolerations with Kubernetes' own matching: they tolerate
+// the taint (key, value, effect); with Only, they tolerate no other taint on any node of the cluster.
+type TolerationCheck struct {
+	Object ObjectRef `yaml:"object"`
+	Key    string    `yaml:"key"`
+	Value  string    `yaml:"value"`
+	Effect string    `yaml:"effect"`
+	Only   bool      `yaml:"only"`
 }

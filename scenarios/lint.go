@@ -100,6 +100,8 @@ func (c *Check) object() *ObjectRef {
 		return c.Exists
 	case c.SameObject != nil && c.SameObject.Kind != "Node":
 		return c.SameObject
+	case c.Tolerates != nil:
+		return &c.Tolerates.Object
 	case c.Field != nil && !c.Field.Absent && c.Field.Object.Kind != "Node" && c.Field.Object.Kind != "ClusterRole":
 		return &c.Field.Object
 	}
