@@ -18,21 +18,21 @@ type Check struct {
 	Absent    *ObjectRef  `yaml:"absent"`
 	// SameObject passes while the object is the one the task started with: created before the task was
 	// shown, not deleted and recreated since.
-	SameObject      *ObjectRef      `yaml:"sameObject"`
-	Admission       *AdmissionCheck `yaml:"admission"`
-	Endpoints       *EndpointsCheck `yaml:"endpoints"`
-	HTTP            *HTTPCheck      `yaml:"http"`
-	NodeTaint       *NodeTaintCheck `yaml:"nodeTaint"`
-	NodeReady       *NodeReadyCheck `yaml:"nodeReady"`
-	NotClusterAdmin *SubjectCheck   `yaml:"notClusterAdmin"`
-	Grants          *GrantsCheck    `yaml:"grants"`
-	NodeFile        *NodeFileCheck  `yaml:"nodeFile"`
-	ManifestFlag    *ManifestFlag   `yaml:"manifestFlag"`
-	KubeletConfig   *KubeletConfig  `yaml:"kubeletConfig"`
+	SameObject      *ObjectRef       `yaml:"sameObject"`
+	Admission       *AdmissionCheck  `yaml:"admission"`
+	Endpoints       *EndpointsCheck  `yaml:"endpoints"`
+	HTTP            *HTTPCheck       `yaml:"http"`
+	NodeTaint       *NodeTaintCheck  `yaml:"nodeTaint"`
+	NodeReady       *NodeReadyCheck  `yaml:"nodeReady"`
+	NotClusterAdmin *SubjectCheck    `yaml:"notClusterAdmin"`
+	Grants          *GrantsCheck     `yaml:"grants"`
+	NodeFile        *NodeFileCheck   `yaml:"nodeFile"`
+	ManifestFlag    *ManifestFlag    `yaml:"manifestFlag"`
+	KubeletConfig   *KubeletConfig   `yaml:"kubeletConfig"`
 	Tolerates       *TolerationCheck `yaml:"tolerates"`
-	NodeExec        *NodeExecCheck  `yaml:"nodeExec"`
-	Exec            *ExecCheck      `yaml:"exec"`
-	Custom          *Custom         `yaml:"custom"`
+	NodeExec        *NodeExecCheck   `yaml:"nodeExec"`
+	Exec            *ExecCheck       `yaml:"exec"`
+	Custom          *Custom          `yaml:"custom"`
 }
 
 // PodSelector picks Pods by name or label selector in a namespace.
