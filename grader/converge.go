@@ -128,6 +128,8 @@ func targetsOf(q Question) targets {
 			ns[c.Exists.Namespace] = true
 		case c.Absent != nil:
 			ns[c.Absent.Namespace] = true
+		case c.Container != nil:
+			ns[c.Container.Object.Namespace] = true
 		case c.Tolerates != nil:
 			ns[c.Tolerates.Object.Namespace] = true
 		case c.SameObject != nil:

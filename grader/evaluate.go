@@ -58,6 +58,8 @@ func Evaluate(ctx context.Context, env Env, c scenarios.Check) Result {
 		return env.exists(ctx, *c.Exists, true)
 	case c.Absent != nil:
 		return env.exists(ctx, *c.Absent, false)
+	case c.Container != nil:
+		return env.container(ctx, c.Container)
 	case c.Tolerates != nil:
 		return env.tolerates(ctx, c.Tolerates)
 	case c.SameObject != nil:

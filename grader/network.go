@@ -171,9 +171,13 @@ func (e Env) exec(ctx context.Context, c *scenarios.ExecCheck) Result {
 	// bytes.Buffer (not safe for concurrent writes) lost the whole output of about one exec in three.
 	var out, stderr bytes.Buffer
 	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &stderr})
+	stdout := out.String()
 	out.Write(stderr.Bytes())
 	cmd := fmt.Sprintf("kubectl -n %s exec %s -- %s", pod.Namespace, pod.Name, strings.Join(c.Command, " "))
 	ok := err == nil && strings.Contains(out.String(), c.Contains)
+	if c.Equals != "" {
+		ok = err == nil && strings.TrimSpace(stdout) == c.Equals
+	}
 	if c.Fails {
 		ok = err != nil
 	}
@@ -185,6 +189,9 @@ func (e Env) exec(ctx context.Context, c *scenarios.ExecCheck) Result {
 	}
 	if c.Fails {
 		return e.fail("%s succeeded, want it to fail: %s", cmd, snippet(out.Bytes()))
+	}
+	if c.Equals != "" {
+		return e.fail("%s printed %q, want exactly %q", cmd, snippet(out.Bytes()), c.Equals)
 	}
 	return e.fail("%s printed %q, want %q", cmd, snippet(out.Bytes()), c.Contains)
 }

@@ -7,8 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 
 	"github.com/cka-lab/lab/internal/journey"
@@ -20,24 +18,9 @@ import (
 // well as {key: K, value: V}. With Only, a toleration that also admits another taint found on a node (the
 // control plane's, another team's) fails.
 func (e Env) tolerates(ctx context.Context, c *scenarios.TolerationCheck) Result {
-	live, err := e.get(ctx, c.Object)
+	spec, err := e.podSpec(ctx, c.Object)
 	if err != nil {
-		return e.fail("read %s: %v", c.Object, err)
-	}
-	if live == nil {
-		return e.fail("%s does not exist", c.Object)
-	}
-	var spec corev1.PodSpec
-	path := []string{"spec", "template", "spec"}
-	if c.Object.Kind == "Pod" {
-		path = []string{"spec"}
-	}
-	raw, _, err := unstructured.NestedMap(live.Object, path...)
-	if err != nil {
-		return e.fail("read the Pod spec of %s: %v", c.Object, err)
-	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &spec); err != nil {
-		return e.fail("read the Pod spec of %s: %v", c.Object, err)
+		return e.fail("%v", err)
 	}
 	want := corev1.Taint{Key: c.Key, Value: c.Value, Effect: corev1.TaintEffect(c.Effect)}
 	if !c.Only {

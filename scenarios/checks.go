@@ -30,6 +30,7 @@ type Check struct {
 	ManifestFlag    *ManifestFlag    `yaml:"manifestFlag"`
 	KubeletConfig   *KubeletConfig   `yaml:"kubeletConfig"`
 	Tolerates       *TolerationCheck `yaml:"tolerates"`
+	Container       *ContainerCheck  `yaml:"container"`
 	NodeExec        *NodeExecCheck   `yaml:"nodeExec"`
 	Exec            *ExecCheck       `yaml:"exec"`
 	Custom          *Custom          `yaml:"custom"`
@@ -173,7 +174,9 @@ type ExecCheck struct {
 	Container   string   `yaml:"container"`
 	Command     []string `yaml:"command"`
 	Contains    string   `yaml:"contains"`
-	Fails       bool     `yaml:"fails"`
+	// Equals is the whole output, surrounding white space aside: where "1000" must not match "10000".
+	Equals string `yaml:"equals"`
+	Fails  bool   `yaml:"fails"`
 }
 
 // Custom names a Go check or fault registered in code, for what data cannot say.
@@ -194,7 +197,8 @@ func (c *Check) Kind() (string, int) {
 		{"admission", c.Admission != nil}, {"endpoints", c.Endpoints != nil}, {"http", c.HTTP != nil},
 		{"nodeTaint", c.NodeTaint != nil}, {"nodeReady", c.NodeReady != nil},
 		{"notClusterAdmin", c.NotClusterAdmin != nil}, {"grants", c.Grants != nil}, {"nodeFile", c.NodeFile != nil}, {"manifestFlag", c.ManifestFlag != nil},
-		{"kubeletConfig", c.KubeletConfig != nil}, {"tolerates", c.Tolerates != nil}, {"nodeExec", c.NodeExec != nil}, {"exec", c.Exec != nil},
+		{"kubeletConfig", c.KubeletConfig != nil}, {"tolerates", c.Tolerates != nil},
+		{"container", c.Container != nil}, {"nodeExec", c.NodeExec != nil}, {"exec", c.Exec != nil},
 		{"custom", c.Custom != nil},
 	}
 	name, n := "", 0
@@ -251,4 +255,20 @@ type TolerationCheck struct {
 	Value  string    `yaml:"value"`
 	Effect string    `yaml:"effect"`
 	Only   bool      `yaml:"only"`
+}
+
+// ContainerCheck reads a container of a workload's Pod template (or a Pod) by meaning: CommandLine is the
+// command and args as the runtime joins them (everything in command, or split between command and args, is
+// the same command line); Probe is the port a probe reaches, a named port resolved to its number.
+type ContainerCheck struct {
+	Object      ObjectRef  `yaml:"object"`
+	Name        string     `yaml:"name"`
+	CommandLine []string   `yaml:"commandLine"`
+	Probe       *ProbePort `yaml:"probe"`
+}
+
+// ProbePort is the port a readiness, liveness or startup probe must reach.
+type ProbePort struct {
+	Kind string `yaml:"kind"`
+	Port int32  `yaml:"port"`
 }

@@ -102,6 +102,8 @@ func (c *Check) object() *ObjectRef {
 		return c.SameObject
 	case c.Tolerates != nil:
 		return &c.Tolerates.Object
+	case c.Container != nil:
+		return &c.Container.Object
 	case c.Field != nil && !c.Field.Absent && c.Field.Object.Kind != "Node" && c.Field.Object.Kind != "ClusterRole":
 		return &c.Field.Object
 	}

@@ -225,6 +225,12 @@ func (v *validator) checks(group string, checks []Check, min int, scored bool) {
 		if k := c.KubeletConfig; k != nil && (k.Node == "" || k.Field == "") {
 			v.add(group+".kubeletConfig", path, "needs node and field")
 		}
+		if k := c.Container; k != nil && (len(k.CommandLine) > 0) == (k.Probe != nil) {
+			v.add(group+".container", path, "needs exactly one of commandLine and probe")
+		}
+		if p := c.Container; p != nil && p.Probe != nil && !slices.Contains([]string{"readiness", "liveness", "startup"}, p.Probe.Kind) {
+			v.add(group+".container.probe", path, "kind must be readiness, liveness or startup")
+		}
 		if g := c.Grants; g != nil {
 			if g.As == "" {
 				v.add(group+".grants", path, "needs as: the user or system:serviceaccount:<ns>:<name> to judge")
