@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -127,5 +128,17 @@ func TestParseFilesCollectsEveryFilesProblems(t *testing.T) {
 	}
 	if _, _, err := ParseFiles([]string{filepath.Join(dir, "missing.yaml")}); err == nil {
 		t.Error("a missing file is an error")
+	}
+}
+
+func TestCheckNamesDifferAcrossChecksAndCollateral(t *testing.T) {
+	cat, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := *cat.All()[0]
+	s.Collateral = append(slices.Clone(s.Collateral), s.Checks[0])
+	if errs := s.Validate(); !strings.Contains(errs.Error(), "names must differ across checks and collateral") {
+		t.Errorf("a collateral check named like a task check passed validation: %v", errs)
 	}
 }

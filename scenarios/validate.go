@@ -50,6 +50,13 @@ func (s *Scenario) Validate() Errors {
 	v.checks("symptom", s.Symptom, 1, false)
 	v.checks("checks", s.Checks, 1, true)
 	v.checks("collateral", s.Collateral, 1, true)
+	// The grade matches outcomes to checks by name: a collateral check named like a task check would be
+	// reported with the other's result.
+	for i, c := range s.Collateral {
+		if slices.ContainsFunc(s.Checks, func(t Check) bool { return t.Name == c.Name }) {
+			v.add("collateral.name", []any{"collateral", i}, "check name %q is also a task check's: names must differ across checks and collateral", c.Name)
+		}
+	}
 	v.learnerText()
 	v.references()
 	sort.SliceStable(v.errs, func(i, j int) bool { return v.errs[i].Line < v.errs[j].Line })
