@@ -72,15 +72,17 @@ func TestScoreboardUpdatesLiveInBrowser(t *testing.T) {
 		`location.href === %q && !document.cookie.includes("lab_instructor") && !document.documentElement.outerHTML.includes(%q)`,
 		s.URL()+"/", s.InstructorKey()))
 	do(t, instructor, "pause", chromedp.Click(chromedp.CSS("#pause")))
-	waitFor(t, board, "paused banner", `!document.getElementById("paused-banner").hidden && document.getElementById("time-left").textContent.includes("(paused)")`)
+	// Each control's effect is awaited in both tabs: a banner or header that appears in the instructor's tab
+	// moves the buttons, and a click aimed before the move lands beside its button.
+	waitForBoth(t, board, instructor, "paused banner", `!document.getElementById("paused-banner").hidden && document.getElementById("time-left").textContent.includes("(paused)")`)
 	do(t, instructor, "reveal a hint", chromedp.Click(chromedp.CSS("#reveal-hint")))
-	waitFor(t, board, "revealed hint", `document.querySelector('th[data-scenario="broken-dns"]').textContent.includes("1 hint revealed")`)
+	waitForBoth(t, board, instructor, "revealed hint", `document.querySelector('th[data-scenario="broken-dns"]').textContent.includes("1 hint revealed")`)
 	do(t, instructor, "extend by 15 minutes",
 		chromedp.SetValue(chromedp.CSS("#extend-minutes"), "15"),
 		chromedp.Click(chromedp.CSS("#extend")))
-	waitFor(t, board, "extended clock", `/Time left 1:1[45]:\d\d/.test(document.getElementById("time-left").textContent)`)
+	waitForBoth(t, board, instructor, "extended clock", `/Time left 1:1[45]:\d\d/.test(document.getElementById("time-left").textContent)`)
 	do(t, instructor, "resume", chromedp.Click(chromedp.CSS("#resume")))
-	waitFor(t, board, "banner gone", `document.getElementById("paused-banner").hidden`)
+	waitForBoth(t, board, instructor, "banner gone", `document.getElementById("paused-banner").hidden`)
 	if p := s.Plan(); p.Paused || p.RevealedHints["broken-dns"] != 1 || p.Extra < 15*time.Minute {
 		t.Errorf("plan after the instructor's clicks = %+v", p)
 	}
@@ -201,6 +203,13 @@ func follow(t *testing.T, tab context.Context, what string, actions ...chromedp.
 	if _, err := chromedp.RunResponse(ctx, actions...); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
+}
+
+// waitForBoth waits until the predicate holds in both tabs.
+func waitForBoth(t *testing.T, board, instructor context.Context, what, predicate string) {
+	t.Helper()
+	waitFor(t, board, what+" on the board", predicate)
+	waitFor(t, instructor, what+" in the instructor's tab", predicate)
 }
 
 // waitFor waits until the JavaScript predicate holds, re-checking on every DOM change, for up to ten seconds.
