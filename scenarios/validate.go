@@ -281,6 +281,9 @@ func (v *validator) learnerText() {
 			v.add("wrongFixes", []any{"wrongFixes", i}, "needs name, why and run")
 		}
 	}
+	if len(s.AltFixes) < 2 {
+		v.add("altFixes", []any{"altFixes"}, "give at least two correct fixes made another way than the solution (e2e proves each passes)")
+	}
 	for i, a := range s.AltFixes {
 		if a.Name == "" || len(a.Run) == 0 {
 			v.add("altFixes", []any{"altFixes", i}, "needs name and run")
