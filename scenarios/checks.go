@@ -2,6 +2,11 @@ package scenarios
 
 // Check is one grader assertion over live cluster state; exactly one kind is set. Checks are also used as
 // symptoms (what must be true once the fault is in).
+//
+// Adding a check kind: a pointer field here; its name in Check.Kind; its case in grader.Evaluate (both
+// pinned by grader's TestEveryCheckKindIsEvaluated); its namespace or nodes in grader's targetsOf, so grading
+// waits for what it reads to converge; Check.namespace or Check.object in lint.go when it names a namespace
+// or an object the setup must create; its required fields in validator.checks; a line in scenarios/README.md.
 type Check struct {
 	Name   string `yaml:"name"`
 	Points int    `yaml:"points"`

@@ -2,6 +2,11 @@ package scenarios
 
 // Fault is one change that breaks the cluster; exactly one kind is set. The injector records the prior state
 // of everything a fault touches before changing it.
+//
+// Adding a fault kind: a pointer field here; its name in Fault.Kind; its case in injector.Inject (both
+// pinned by injector's TestEveryFaultKindIsInjected), recording a ledger entry before it changes anything,
+// which Revert must know how to undo; createdObjects in lint.go when it creates objects checks may name; its
+// required fields in validator.faults; a line in scenarios/README.md.
 type Fault struct {
 	Apply       *ApplyFault       `yaml:"apply"`
 	Patch       *PatchFault       `yaml:"patch"`
