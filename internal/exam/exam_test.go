@@ -103,6 +103,9 @@ collateral:
     exists: {apiVersion: v1, kind: Namespace, name: "${ns}"}
 wrongFixes:
   - {name: w, why: w, run: [w]}
+altFixes:
+  - {name: a, run: [a]}
+  - {name: b, run: [b]}
 diagnosis: {object: configmap/c}
 explanation: e
 solution: [s]
