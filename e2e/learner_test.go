@@ -182,13 +182,13 @@ func hintAtTerminal(ctx context.Context, answer string) framework.Result {
 	GinkgoHelper()
 	ptmx, tty, err := pty.Open()
 	Expect(err).NotTo(HaveOccurred())
-	defer ptmx.Close()
+	defer func() { _ = ptmx.Close() }()
 	cmd := lab.Command(ctx, nil, "hint")
 	var out, errOut bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, &out, &errOut
 	start := time.Now()
 	Expect(cmd.Start()).To(Succeed())
-	tty.Close()
+	_ = tty.Close()
 	_, err = ptmx.WriteString(answer)
 	Expect(err).NotTo(HaveOccurred())
 	r := framework.Result{Took: time.Since(start)}

@@ -106,7 +106,7 @@ func printTimings(w io.Writer, all map[string]map[string][]float64) {
 			fmt.Fprintf(tw, "ALL SCENARIOS\t%s\t%.1fs\t%d\t%.0fs\n", p, median(v), len(v), sum(v))
 		}
 	}
-	tw.Flush()
+	_ = tw.Flush()
 }
 
 // printSplit prints where the suite's time went: each phase's total over every scenario and process, and the

@@ -368,7 +368,7 @@ func boardCell(ctx context.Context, srv serveOut, name, scenario string) cellOut
 	Expect(err).NotTo(HaveOccurred())
 	resp, err := class.HTTPClient(srv.Fingerprint).Do(req)
 	Expect(err).NotTo(HaveOccurred())
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -407,7 +407,7 @@ func largestFile(path, prefix string) (string, int64) {
 	GinkgoHelper()
 	f, err := os.Open(path)
 	Expect(err).NotTo(HaveOccurred())
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	cr := &countingReader{r: f}
 	tr := tar.NewReader(cr)
 	var name string
@@ -444,7 +444,7 @@ func flipByte(path string, offset int64) {
 	GinkgoHelper()
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	Expect(err).NotTo(HaveOccurred())
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	b := make([]byte, 1)
 	_, err = f.ReadAt(b, offset)
 	Expect(err).NotTo(HaveOccurred())

@@ -73,7 +73,7 @@ func RunChild(ctx context.Context, self string, plan Plan, dir string, extraEnv 
 	if err != nil {
 		return nil, err
 	}
-	defer logFile.Close()
+	defer func() { _ = logFile.Close() }()
 	_ = os.Remove(filepath.Join(dir, JSONReport))
 	cmd := exec.CommandContext(ctx, self, "__grade", "--plan", planFile, "--report-dir", dir)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -90,7 +90,7 @@ func RunChild(ctx context.Context, self string, plan Plan, dir string, extraEnv 
 		progressDone = make(chan struct{})
 		go func() {
 			defer close(progressDone)
-			defer r.Close()
+			defer func() { _ = r.Close() }()
 			sc := bufio.NewScanner(r)
 			for sc.Scan() {
 				var p Progress
@@ -100,7 +100,7 @@ func RunChild(ctx context.Context, self string, plan Plan, dir string, extraEnv 
 			}
 		}()
 		defer func() { <-progressDone }()
-		defer w.Close()
+		defer func() { _ = w.Close() }()
 	}
 	runErr := cmd.Run()
 	// Ginkgo writes its reports world-readable; lab's state stays private.

@@ -196,10 +196,9 @@ func (s *settling) done(checks []Planned, results []Result, now time.Time) strin
 	all, task, broken, decisive := true, true, false, false
 	for i, r := range results {
 		all = all && r.OK
-		switch {
-		case checks[i].Group == GroupCollateral:
+		if checks[i].Group == GroupCollateral {
 			broken = broken || !r.OK
-		default:
+		} else {
 			task = task && r.OK
 		}
 		decisive = decisive || (checks[i].Check.Decisive && !r.OK)

@@ -206,8 +206,8 @@ func (i *Injector) ensureWebhookImage(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer os.Remove(f.Name())
-	defer f.Close()
+	defer func() { _ = os.Remove(f.Name()) }()
+	defer func() { _ = f.Close() }()
 	if err := webhook.BuildImage(i.env.Self, image, f); err != nil {
 		return "", err
 	}

@@ -41,7 +41,9 @@ func (r Result) String() string {
 // Build compiles lab statically (the webhook image is this binary) into dir.
 func Build(dir string) string {
 	bin := filepath.Join(dir, "lab")
-	cmd := exec.Command("go", "build", "-ldflags", "-s -w", "-o", bin, "./cmd/lab")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-ldflags", "-s -w", "-o", bin, "./cmd/lab")
 	cmd.Dir = RepoRoot()
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	out, err := cmd.CombinedOutput()

@@ -40,7 +40,7 @@ func ImageTag(binaryPath string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("webhook image tag: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return "", fmt.Errorf("webhook image tag: hash %s: %w", binaryPath, err)
@@ -105,7 +105,7 @@ func staticArch(binaryPath string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("webhook image: %s is not a Linux executable (build lab with GOOS=linux CGO_ENABLED=0): %w", binaryPath, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP {
 			return "", fmt.Errorf("webhook image: %s is dynamically linked; the webhook runs in an empty image, so build lab with CGO_ENABLED=0 (make build)", binaryPath)

@@ -39,7 +39,7 @@ func staticBinary(t *testing.T) string {
 		}
 	}
 	out := filepath.Join(dir, "tiny")
-	cmd := exec.Command(goBin, "build", "-o", out, ".")
+	cmd := exec.CommandContext(t.Context(), goBin, "build", "-o", out, ".")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOWORK=off", "GOFLAGS=-buildvcs=false")
 	if b, err := cmd.CombinedOutput(); err != nil {
@@ -56,7 +56,7 @@ func buildImageFile(t *testing.T, binary, ref string) v1.Image {
 		t.Fatal(err)
 	}
 	if err := BuildImage(binary, ref, f); err != nil {
-		f.Close()
+		_ = f.Close()
 		t.Fatalf("BuildImage: %v", err)
 	}
 	if err := f.Close(); err != nil {
@@ -100,7 +100,7 @@ func TestBuildImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rc.Close()
+	defer func() { _ = rc.Close() }()
 	tr := tar.NewReader(rc)
 	hdr, err := tr.Next()
 	if err != nil {
@@ -141,7 +141,7 @@ func TestBuildImageRejectsDynamicBinary(t *testing.T) {
 		t.Skipf("no ELF %s: %v", ls, err)
 	}
 	dynamic := slices.ContainsFunc(f.Progs, func(p *elf.Prog) bool { return p.Type == elf.PT_INTERP })
-	f.Close()
+	_ = f.Close()
 	if !dynamic {
 		t.Skipf("%s is statically linked here", ls)
 	}

@@ -115,11 +115,11 @@ func TestHandlerMutates(t *testing.T) {
 	srv := startTLSServer(t, "inject-sidecar:busybox:1.36", c, io.Discard)
 	client := caClient(t, c, testHost)
 	body := reviewBody(t, admissionRequest(t, "", "Pod", pod(nil, containers(ctr("web", "nginx")))))
-	resp, err := client.Post(srv.URL+"/mutate", "application/json", strings.NewReader(string(body)))
+	resp, err := postJSON(t, client, srv.URL+"/mutate", strings.NewReader(string(body)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	var out admissionv1.AdmissionReview
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d, decode %v", resp.StatusCode, err)
@@ -130,11 +130,11 @@ func TestHandlerMutates(t *testing.T) {
 	}
 
 	plain := startTLSServer(t, "require-limits", c, io.Discard)
-	resp, err = client.Post(plain.URL+"/mutate", "application/json", strings.NewReader(string(body)))
+	resp, err = postJSON(t, client, plain.URL+"/mutate", strings.NewReader(string(body)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if resp.StatusCode == http.StatusOK {
 		t.Error("a validating policy answered /mutate")
 	}

@@ -54,7 +54,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	if addr == "" {
 		addr = DefaultAddr
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", addr)
 	if err != nil {
 		return fmt.Errorf("webhook serve: %w", err)
 	}

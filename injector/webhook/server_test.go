@@ -89,11 +89,11 @@ func startTLSServer(t *testing.T, policy string, c Certs, log io.Writer) *httpte
 
 func postReview(t *testing.T, client *http.Client, url string, body []byte) (*http.Response, []byte) {
 	t.Helper()
-	resp, err := client.Post(url+"/validate", "application/json", bytes.NewReader(body))
+	resp, err := postJSON(t, client, url+"/validate", bytes.NewReader(body))
 	if err != nil {
 		t.Fatalf("POST /validate: %v", err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	out, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatalf("read response: %v", err)
@@ -186,19 +186,19 @@ func TestHandlerHealthz(t *testing.T) {
 	c := testCerts(t)
 	srv := startTLSServer(t, "deny-privileged", c, io.Discard)
 	client := caClient(t, c, testHost)
-	resp, err := client.Get(srv.URL + "/healthz")
+	resp, err := getURL(t, client, srv.URL+"/healthz")
 	if err != nil {
 		t.Fatalf("GET /healthz: %v", err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("GET /healthz = %d, want 200", resp.StatusCode)
 	}
-	resp, err = client.Get(srv.URL + "/validate")
+	resp, err = getURL(t, client, srv.URL+"/validate")
 	if err != nil {
 		t.Fatalf("GET /validate: %v", err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("GET /validate = %d, want 405", resp.StatusCode)
 	}
@@ -230,7 +230,7 @@ func TestServingCertVerifiesForServiceNames(t *testing.T) {
 
 	// Over the wire: a client trusting only another CA must refuse it.
 	srv := startTLSServer(t, "deny-privileged", c, io.Discard)
-	if _, err := caClient(t, testCerts(t), testHost).Get(srv.URL + "/healthz"); err == nil {
+	if _, err := getURL(t, caClient(t, testCerts(t), testHost), srv.URL+"/healthz"); err == nil {
 		t.Error("a client trusting a different CA accepted the server")
 	}
 }
@@ -255,12 +255,12 @@ func TestServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Reserve a free port, then hand it to Serve.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
-	ln.Close()
+	_ = ln.Close()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -270,9 +270,9 @@ func TestServe(t *testing.T) {
 	client := caClient(t, c, testHost)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		resp, err := client.Get("https://" + addr + "/healthz")
+		resp, err := getURL(t, client, "https://"+addr+"/healthz")
 		if err == nil {
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			break
 		}
 		if time.Now().After(deadline) {
@@ -283,9 +283,9 @@ func TestServe(t *testing.T) {
 	}
 
 	// Older TLS versions must be refused.
-	conn, err := tls.Dial("tcp", addr, &tls.Config{MaxVersion: tls.VersionTLS11, InsecureSkipVerify: true})
+	conn, err := (&tls.Dialer{Config: &tls.Config{MaxVersion: tls.VersionTLS11, InsecureSkipVerify: true}}).DialContext(t.Context(), "tcp", addr)
 	if err == nil {
-		conn.Close()
+		_ = conn.Close()
 		t.Error("TLS 1.1 handshake succeeded")
 	}
 
@@ -311,4 +311,25 @@ func TestServeRejectsBadOptions(t *testing.T) {
 			t.Errorf("%s: Serve = %v, want a configuration error", name, err)
 		}
 	}
+}
+
+// postJSON posts body to url as the API server posts an AdmissionReview, bounded by the test.
+func postJSON(t *testing.T, c *http.Client, url string, body io.Reader) (*http.Response, error) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	return c.Do(req)
+}
+
+// getURL gets url, bounded by the test.
+func getURL(t *testing.T, c *http.Client, url string) (*http.Response, error) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	return c.Do(req)
 }

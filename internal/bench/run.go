@@ -12,7 +12,7 @@ import (
 
 // Run measures everything asked for and returns the report; clusters it made are deleted.
 func (b *Bench) Run(ctx context.Context, cat *scenarios.Catalog) (*Report, error) {
-	defer os.RemoveAll(b.state)
+	defer func() { _ = os.RemoveAll(b.state) }()
 	if b.o.Cold {
 		if err := b.coldCreate(ctx); err != nil {
 			return nil, err
@@ -69,7 +69,7 @@ func (r *Report) Print(w io.Writer) {
 	for _, s := range r.Stats {
 		fmt.Fprintf(tw, "%s\t%.1f %s\t%.1f\t%.1f\t%d\n", s.Name, s.Median, s.Unit, s.Min, s.Max, s.Runs)
 	}
-	tw.Flush()
+	_ = tw.Flush()
 	fmt.Fprintln(w)
 	for k, v := range r.Ratios {
 		fmt.Fprintf(w, "%s: %.2f\n", k, v)

@@ -114,7 +114,7 @@ func writeBundle(t *testing.T, d Docker) (string, *Manifest) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	w := NewWriter(f, "v-test")
 	for _, ref := range refs {
 		if err := w.Add(context.Background(), d, ref); err != nil {

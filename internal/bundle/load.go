@@ -22,7 +22,7 @@ func Load(ctx context.Context, bundlePath string, m *Manifest, d Docker, each fu
 	if err != nil {
 		return nil, fmt.Errorf("open bundle: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	tr := tar.NewReader(f)
 	next, err := tr.Next()
 	if err != nil {

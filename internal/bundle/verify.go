@@ -32,7 +32,7 @@ func VerifyFile(path string) (*Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open bundle: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	return Verify(f)
 }
 

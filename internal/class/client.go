@@ -186,7 +186,7 @@ func (c *Client) call(ctx context.Context, timeout time.Duration, method, path, 
 	if err != nil {
 		return c.transportError(ctx, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
 		return c.transportError(ctx, err)

@@ -13,21 +13,21 @@ func TestClientErrorsAreOneClearLine(t *testing.T) {
 	defer cancel()
 
 	// A port nobody listens on: take a free one and close it.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	closed := ln.Addr().String()
-	ln.Close()
+	_ = ln.Close()
 	_, _, err = Join(ctx, Membership{URL: closed, Name: "alice"}, "token")
 	wantOneLine(t, err, "cannot reach class server at https://"+closed)
 
 	// A server that accepts and never answers.
-	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	silent, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer silent.Close()
+	defer func() { _ = silent.Close() }()
 	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancelShort()
 	err = NewClient(Membership{URL: "http://" + silent.Addr().String(), Name: "alice", LearnerKey: "k"}).Post(short, Result{Scenario: "s", Event: EventStart})

@@ -34,7 +34,7 @@ var testCert = sync.OnceValues(func() (string, error) {
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if dir, err := testCert(); err == nil {
-		os.RemoveAll(dir)
+		_ = os.RemoveAll(dir)
 	}
 	os.Exit(code)
 }
@@ -90,7 +90,7 @@ func request(t *testing.T, s *Server, method, path, key string, body []byte) (in
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatalf("read %s %s: %v", method, url, err)

@@ -1,6 +1,7 @@
 package class
 
 import (
+	"context"
 	"net"
 	"strconv"
 	"strings"
@@ -24,8 +25,8 @@ func lanURL(scheme string, addr net.Addr) string {
 // skipped: learners cannot reach the instructor through them.
 func lanIP() net.IP {
 	// Dialling UDP sends nothing; it only asks the kernel which source address it would use.
-	if c, err := net.Dial("udp4", "192.0.2.1:9"); err == nil {
-		defer c.Close()
+	if c, err := (&net.Dialer{}).DialContext(context.Background(), "udp4", "192.0.2.1:9"); err == nil {
+		defer func() { _ = c.Close() }()
 		if a, ok := c.LocalAddr().(*net.UDPAddr); ok && !a.IP.IsLoopback() {
 			return a.IP
 		}

@@ -69,8 +69,6 @@ type Server struct {
 	results, guesses *limiters
 	// joining holds the names being joined right now.
 	joining map[string]bool
-	// bg is Serve's context, which background work (grading) runs under.
-	bg      context.Context
 	log     *log.Logger
 	keyFile string
 	classID string
@@ -128,7 +126,7 @@ func NewServer(o ServerOptions) (*Server, error) {
 		return nil, errors.Join(errors.New("a certificate and plain HTTP exclude each other: drop one"), st.close())
 	}
 	addr := cmp.Or(o.Addr, DefaultAddr)
-	s.ln, err = net.Listen("tcp", addr)
+	s.ln, err = (&net.ListenConfig{}).Listen(context.Background(), "tcp", addr)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("class server cannot listen on %s: %w", addr, err), st.close())
 	}
@@ -210,7 +208,10 @@ func (s *Server) Serve(ctx context.Context) error {
 		if shutErr := srv.Shutdown(stop); shutErr != nil {
 			err = fmt.Errorf("stop class server at %s: %w", s.url, shutErr)
 		}
-		<-served
+		// After Shutdown, Serve returns http.ErrServerClosed; anything else is worth saying.
+		if serveErr := <-served; !errors.Is(serveErr, http.ErrServerClosed) {
+			err = errors.Join(err, fmt.Errorf("class server at %s: %w", s.url, serveErr))
+		}
 	}
 	s.grading.stopAll()
 	if closeErr := s.store.close(); closeErr != nil {

@@ -73,7 +73,6 @@ func TestResultsRefusedLeaveNothingStored(t *testing.T) {
 	s, _ := startServer(t, t.TempDir(), ServerOptions{Plan: testPlan()})
 	alice, bob := mustJoin(t, s, "alice"), mustJoin(t, s, "bob")
 	mustPost(t, alice, check("crashloop", true, 10))
-	before := storedResults(t, s)
 	key := alice.Membership().LearnerKey
 	failing := check("crashloop", false, 4)
 	failing.Learner = "alice"
@@ -83,7 +82,7 @@ func TestResultsRefusedLeaveNothingStored(t *testing.T) {
 	if status, body := request(t, s, "POST", "/api/results", key, replayed); status != http.StatusNoContent {
 		t.Fatalf("the first post of a result: %d %s", status, body)
 	}
-	before = storedResults(t, s)
+	before := storedResults(t, s)
 
 	// forged is a failing check turned into a pass after it was signed.
 	var forged signedReport

@@ -36,7 +36,7 @@ func TestInstructorSignsInWithoutAKeyInAnyURL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		return resp
 	}
 
@@ -67,7 +67,7 @@ func TestInstructorSignsInWithoutAKeyInAnyURL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		return resp.StatusCode
 	}
 	if got := pause(c, s.URL()); got != http.StatusOK {

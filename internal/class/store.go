@@ -78,7 +78,7 @@ func openStore(dir string) (*store, error) {
 		return nil
 	})
 	if err != nil {
-		db.Close()
+		_ = db.Close()
 		return nil, fmt.Errorf("prepare class data %s: %w", path, err)
 	}
 	return &store{db: db}, nil

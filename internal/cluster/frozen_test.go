@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -33,7 +34,7 @@ func writeTree(t *testing.T, files map[string]string) string {
 
 // localShell runs a script as the node's (or a host view's) shell would.
 func localShell(script string, args ...string) (string, error) {
-	out, err := exec.Command("sh", append([]string{"-c", script, "sh"}, args...)...).CombinedOutput()
+	out, err := exec.CommandContext(context.Background(), "sh", append([]string{"-c", script, "sh"}, args...)...).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("sh: %s: %w", strings.TrimSpace(string(out)), err)
 	}

@@ -50,11 +50,15 @@ func TestRequestTimeoutSparesWatches(t *testing.T) {
 	defer srv.Close()
 	client := &http.Client{Transport: requestTimeout{next: http.DefaultTransport, timeout: 100 * time.Millisecond}}
 	get := func(query string) (string, error) {
-		resp, err := client.Get(srv.URL + "/api/v1/pods" + query)
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/api/v1/pods"+query, nil)
 		if err != nil {
 			return "", err
 		}
-		defer resp.Body.Close()
+		resp, err := client.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer func() { _ = resp.Body.Close() }()
 		b, err := io.ReadAll(resp.Body)
 		return string(b), err
 	}

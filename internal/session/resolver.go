@@ -12,8 +12,11 @@ import (
 
 // resolver answers scenario vars from the live cluster.
 type resolver struct {
-	ctx context.Context
-	c   *cluster.Cluster
+	// The scenarios package's Resolver is context-free (scenarios are data); this adapter lives for one
+	// Instantiate call, under that call's context.
+	ctx context.Context //nolint:containedctx // see above
+
+	c *cluster.Cluster
 }
 
 func (r resolver) Nodes(role string) ([]string, error) {

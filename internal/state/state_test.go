@@ -57,7 +57,7 @@ func TestClearClusterKeepsTheLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Unlock()
+	defer func() { _ = l.Unlock() }()
 	for _, f := range []string{"baseline.json", "attempt.json", "checks/r/report.json"} {
 		if err := WriteFile(s.Path("lab", f), []byte("{}")); err != nil {
 			t.Fatal(err)

@@ -111,7 +111,7 @@ func TestClassServeRefusesWhatASharedClusterCannotRun(t *testing.T) {
 // exportRow reads a learner's row of the class's CSV export, by column name.
 func exportRow(t *testing.T, srv *class.Server, name string) map[string]string {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, srv.URL()+"/api/export.csv", nil)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL()+"/api/export.csv", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func exportRow(t *testing.T, srv *class.Server, name string) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	records, err := csv.NewReader(resp.Body).ReadAll()
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +146,7 @@ func TestServeInfoCarriesNoKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stopServer(srv)
+	defer func() { _ = stopServer(srv) }()
 	var out bytes.Buffer
 	printServeInfo(&out, serveInfo{Title: "CKA class", Scenarios: []string{"bad-image-tag"}, TimeLimit: "1h0m0s", URL: srv.URL(),
 		Fingerprint: srv.Fingerprint(), Token: srv.Token(), JoinCommand: srv.JoinCommand(), LoginURL: srv.LoginURL(),

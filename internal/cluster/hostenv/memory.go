@@ -43,7 +43,7 @@ func AvailableMemory() int64 {
 	if err != nil {
 		return -1
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	return parseMemAvailable(bufio.NewScanner(f))
 }
 

@@ -79,7 +79,7 @@ func archive(ctx context.Context, refs []string, ids map[string]string) (string,
 
 // save writes `docker save refs` to f and closes it.
 func save(ctx context.Context, f *os.File, refs []string) error {
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if err := (docker.Call{Timeout: docker.Transfer, Stdout: f}).Run(ctx, append([]string{"save"}, refs...)...); err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ func importArchive(n nodes.Node, path string) error {
 	if oerr != nil {
 		return oerr
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }()
 	if kerr := nodeutils.LoadImageArchive(n, r); kerr != nil {
 		return fmt.Errorf("%w (after ctr import --local: %v)", kerr, err)
 	}
@@ -42,7 +42,7 @@ func localImport(n nodes.Node, path string) error {
 	if err != nil {
 		return err
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }()
 	var out strings.Builder
 	cmd := n.Command("ctr", "--namespace=k8s.io", "images", "import", "--local", "--all-platforms", "--digests",
 		"--snapshotter="+snapshotter, "-").SetStdin(r).SetStderr(&out)

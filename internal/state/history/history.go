@@ -119,7 +119,7 @@ func Append(path string, recs ...Record) error {
 		return fmt.Errorf("open history: %w", err)
 	}
 	if _, err := f.Write(buf.Bytes()); err != nil {
-		f.Close()
+		_ = f.Close()
 		return fmt.Errorf("append to %s: %w", path, err)
 	}
 	return f.Close()
@@ -136,7 +136,7 @@ func Read(path string) ([]Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read history: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var out []Record
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
