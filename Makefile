@@ -1,5 +1,6 @@
 # lab: the two commands a newcomer needs are `make up` (build, create the cluster, start a scenario) and
-# `make test` (install and start what the tests need, then unit tests, lint, a short fuzz and the e2e suite).
+# `make test` (install and start what the tests need, then unit tests, lint (lab's scenario lint and
+# golangci-lint), a short fuzz and the e2e suite).
 SHELL := /bin/bash
 GO ?= go
 BIN := bin/lab
@@ -8,6 +9,8 @@ E2E_TIMEOUT ?= 80m
 # Parallel e2e processes, each on a cluster of its own.
 E2E_PROCS ?= 2
 GINKGO := bin/ginkgo
+GOLANGCI_VERSION := v2.15.0
+GOLANGCI := bin/golangci-lint-$(GOLANGCI_VERSION)
 FUZZTIME ?= 15s
 export CGO_ENABLED := 0
 
@@ -36,8 +39,9 @@ vet:
 unit:
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /e2e)
 
-lint: build
+lint: build $(GOLANGCI)
 	$(BIN) scenario lint
+	$(GOLANGCI) run ./...
 
 fuzz:
 	$(GO) test ./scenarios -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
@@ -49,6 +53,11 @@ fuzz-long:
 e2e: $(GINKGO)
 	@KUBECTL_DIR=$$(hack/prereqs.sh) && export KUBECTL="$$KUBECTL_DIR/kubectl" && \
 	  $(GINKGO) -v --procs $(E2E_PROCS) --timeout $(E2E_TIMEOUT) --show-node-events=false $(E2E_FLAGS) ./e2e
+
+# Built from the Go module proxy (no release download needed), once per version.
+$(GOLANGCI):
+	GOBIN=$$PWD/bin/.golangci $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
+	mv bin/.golangci/golangci-lint $@ && rmdir bin/.golangci
 
 $(GINKGO): go.mod
 	GOBIN=$$PWD/bin $(GO) install github.com/onsi/ginkgo/v2/ginkgo@$$($(GO) list -m -f '{{.Version}}' github.com/onsi/ginkgo/v2)
