@@ -230,7 +230,8 @@ func standInImage(ctx context.Context, ref string) string {
 	cmd.Stdin = &layer
 	out, err := cmd.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), "docker import: %s", out)
-	DeferCleanup(func(ctx SpecContext) {
+	// Cleanup runs after the spec's context has ended, under a context ginkgo hands it.
+	DeferCleanup(func(ctx SpecContext) { //nolint:contextcheck // see above
 		if images.LocalID(ctx, ref) != "" {
 			removeImage(ctx, ref)
 		}

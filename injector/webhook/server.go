@@ -54,7 +54,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	if addr == "" {
 		addr = DefaultAddr
 	}
-	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", addr)
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	if err != nil {
 		return fmt.Errorf("webhook serve: %w", err)
 	}
@@ -74,7 +74,8 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		return fmt.Errorf("webhook serve: %w", err)
 	case <-ctx.Done():
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	// ctx is done: the shutdown gets a deadline of its own, not ctx's cancellation.
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("webhook serve: shutdown: %w", err)

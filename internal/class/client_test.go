@@ -57,10 +57,10 @@ func TestNormalizeURL(t *testing.T) {
 }
 
 func TestLanURL(t *testing.T) {
-	if got := lanURL("https", &net.TCPAddr{IP: net.IPv4(10, 0, 0, 5), Port: 8787}); got != "https://10.0.0.5:8787" {
+	if got := lanURL(t.Context(), "https", &net.TCPAddr{IP: net.IPv4(10, 0, 0, 5), Port: 8787}); got != "https://10.0.0.5:8787" {
 		t.Errorf("bound address: %s", got)
 	}
-	got := lanURL("https", &net.TCPAddr{IP: net.IPv6unspecified, Port: 8787})
+	got := lanURL(t.Context(), "https", &net.TCPAddr{IP: net.IPv6unspecified, Port: 8787})
 	if strings.Contains(got, "[::]") || strings.Contains(got, "0.0.0.0") || !strings.HasSuffix(got, ":8787") {
 		t.Errorf("wildcard bind must name a reachable address: %s", got)
 	}

@@ -26,7 +26,7 @@ var testCert = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, err = serverCertificate(dir, "", "")
+	_, err = serverCertificate(context.Background(), dir, "", "")
 	return dir, err
 })
 
@@ -51,7 +51,7 @@ func startServer(t *testing.T, dir string, o ServerOptions, ownCert ...bool) (*S
 		}
 		o.CertFile, o.KeyFile = filepath.Join(certDir, certFile), filepath.Join(certDir, keyFile)
 	}
-	s, err := NewServer(o)
+	s, err := NewServer(t.Context(), o)
 	if err != nil {
 		t.Fatalf("NewServer: %v", err)
 	}

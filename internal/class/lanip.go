@@ -8,14 +8,14 @@ import (
 )
 
 // lanURL is the address learners type: the bound IP, or for a wildcard bind this machine's LAN address.
-func lanURL(scheme string, addr net.Addr) string {
+func lanURL(ctx context.Context, scheme string, addr net.Addr) string {
 	tcp, ok := addr.(*net.TCPAddr)
 	if !ok {
 		return scheme + "://" + addr.String()
 	}
 	ip := tcp.IP
 	if ip.IsUnspecified() {
-		ip = lanIP()
+		ip = lanIP(ctx)
 	}
 	return scheme + "://" + net.JoinHostPort(ip.String(), strconv.Itoa(tcp.Port))
 }
@@ -23,9 +23,9 @@ func lanURL(scheme string, addr net.Addr) string {
 // lanIP prefers the source address of the default route; a classroom switch without a router has none, so
 // then it takes the first private IPv4 address of a physical-looking interface. Docker and kind bridges are
 // skipped: learners cannot reach the instructor through them.
-func lanIP() net.IP {
+func lanIP(ctx context.Context) net.IP {
 	// Dialling UDP sends nothing; it only asks the kernel which source address it would use.
-	if c, err := (&net.Dialer{}).DialContext(context.Background(), "udp4", "192.0.2.1:9"); err == nil {
+	if c, err := (&net.Dialer{}).DialContext(ctx, "udp4", "192.0.2.1:9"); err == nil {
 		defer func() { _ = c.Close() }()
 		if a, ok := c.LocalAddr().(*net.UDPAddr); ok && !a.IP.IsLoopback() {
 			return a.IP

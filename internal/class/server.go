@@ -90,7 +90,7 @@ type planState struct {
 
 // NewServer opens (or resumes) the class in o.DataDir and starts listening, so URL and JoinCommand are
 // known before Serve.
-func NewServer(o ServerOptions) (*Server, error) {
+func NewServer(ctx context.Context, o ServerOptions) (*Server, error) {
 	if o.DataDir == "" {
 		return nil, errors.New("class server needs a data directory")
 	}
@@ -116,7 +116,7 @@ func NewServer(o ServerOptions) (*Server, error) {
 	}
 	scheme := "http"
 	if !o.PlainHTTP {
-		c, err := serverCertificate(o.DataDir, o.CertFile, o.KeyFile)
+		c, err := serverCertificate(ctx, o.DataDir, o.CertFile, o.KeyFile)
 		if err != nil {
 			return nil, errors.Join(err, st.close())
 		}
@@ -126,11 +126,11 @@ func NewServer(o ServerOptions) (*Server, error) {
 		return nil, errors.Join(errors.New("a certificate and plain HTTP exclude each other: drop one"), st.close())
 	}
 	addr := cmp.Or(o.Addr, DefaultAddr)
-	s.ln, err = (&net.ListenConfig{}).Listen(context.Background(), "tcp", addr)
+	s.ln, err = (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("class server cannot listen on %s: %w", addr, err), st.close())
 	}
-	s.url = lanURL(scheme, s.ln.Addr())
+	s.url = lanURL(ctx, scheme, s.ln.Addr())
 	return s, nil
 }
 
@@ -203,7 +203,8 @@ func (s *Server) Serve(ctx context.Context) error {
 	case err = <-served:
 		err = fmt.Errorf("class server at %s stopped: %w", s.url, err)
 	case <-ctx.Done():
-		stop, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// ctx is done: the shutdown gets a deadline of its own, not ctx's cancellation.
+		stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		if shutErr := srv.Shutdown(stop); shutErr != nil {
 			err = fmt.Errorf("stop class server at %s: %w", s.url, shutErr)

@@ -170,7 +170,7 @@ func TestResultsRefusedLeaveNothingStored(t *testing.T) {
 func TestRestartKeepsClass(t *testing.T) {
 	dir := t.TempDir()
 	s, stop := startServer(t, dir, ServerOptions{Plan: testPlan()})
-	if _, err := NewServer(ServerOptions{Addr: "127.0.0.1:0", DataDir: dir, Plan: testPlan()}); err == nil || !strings.Contains(err.Error(), "in use by another class server") {
+	if _, err := NewServer(t.Context(), ServerOptions{Addr: "127.0.0.1:0", DataDir: dir, Plan: testPlan()}); err == nil || !strings.Contains(err.Error(), "in use by another class server") {
 		t.Errorf("second server on the same data: %v", err)
 	}
 	alice, bob := mustJoin(t, s, "alice"), mustJoin(t, s, "bob")
@@ -181,7 +181,7 @@ func TestRestartKeepsClass(t *testing.T) {
 	first, plan, token, ikey := storedResults(t, s), s.Plan(), s.Token(), s.InstructorKey()
 	stop()
 
-	if _, err := NewServer(ServerOptions{Addr: "127.0.0.1:0", DataDir: dir, Plan: Plan{ClassID: "other-class"}}); err == nil || !strings.Contains(err.Error(), "holds class") {
+	if _, err := NewServer(t.Context(), ServerOptions{Addr: "127.0.0.1:0", DataDir: dir, Plan: Plan{ClassID: "other-class"}}); err == nil || !strings.Contains(err.Error(), "holds class") {
 		t.Errorf("resuming another class's data: %v", err)
 	}
 	s, _ = startServer(t, dir, ServerOptions{})
@@ -294,7 +294,7 @@ func instructorPost(t *testing.T, s *Server, path string, body any) planState {
 }
 
 func TestUnsafeTokenRefused(t *testing.T) {
-	_, err := NewServer(ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Plan: testPlan(), Token: "a b;rm"})
+	_, err := NewServer(t.Context(), ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Plan: testPlan(), Token: "a b;rm"})
 	if err == nil || !strings.Contains(err.Error(), "class token must be") {
 		t.Errorf("token with a space and a semicolon: %v", err)
 	}

@@ -1,6 +1,7 @@
 package class
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
@@ -32,7 +33,7 @@ const certRenewal = 24 * time.Hour
 
 // serverCertificate loads the certificate the instructor gave, or the one this class made for itself, making
 // it on first use: self-signed (client-go's cert util), for this machine's addresses and name.
-func serverCertificate(dataDir, certPath, keyPath string) (tls.Certificate, error) {
+func serverCertificate(ctx context.Context, dataDir, certPath, keyPath string) (tls.Certificate, error) {
 	if certPath != "" || keyPath != "" {
 		if certPath == "" || keyPath == "" {
 			return tls.Certificate{}, errors.New("a class server certificate needs both its certificate and its key file")
@@ -54,7 +55,7 @@ func serverCertificate(dataDir, certPath, keyPath string) (tls.Certificate, erro
 		dns = append(dns, host)
 	}
 	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKeyWithOptions(certutil.SelfSignedCertKeyOptions{
-		Host: lanIP().String(), AlternateIPs: ips, AlternateDNS: dns})
+		Host: lanIP(ctx).String(), AlternateIPs: ips, AlternateDNS: dns})
 	if err != nil {
 		return tls.Certificate{}, fmt.Errorf("make the class server's certificate: %w", err)
 	}

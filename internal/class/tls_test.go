@@ -59,7 +59,7 @@ func TestServerTakesAGivenCertificate(t *testing.T) {
 	if s.Fingerprint() != Fingerprint(s.tls.Certificates[0].Certificate[0]) {
 		t.Errorf("fingerprint %s is not the given certificate's", s.Fingerprint())
 	}
-	if _, err := NewServer(ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Plan: testPlan(), CertFile: filepath.Join(certDir, certFile)}); err == nil ||
+	if _, err := NewServer(t.Context(), ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Plan: testPlan(), CertFile: filepath.Join(certDir, certFile)}); err == nil ||
 		!strings.Contains(err.Error(), "needs both its certificate and its key") {
 		t.Errorf("a certificate without its key: %v", err)
 	}

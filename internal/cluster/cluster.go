@@ -175,11 +175,11 @@ func (e *NotLabError) Error() string {
 func (e *NotLabError) Unwrap() error { return ErrNotLab }
 
 // Exists reports whether a kind cluster (lab's or not) has that name.
-func (p *Provider) Exists(name string) (bool, error) {
+func (p *Provider) Exists(ctx context.Context, name string) (bool, error) {
 	names, err := p.kind.List()
 	if err != nil {
 		// Most often Docker itself: its one-line error says what to do, kind's quotes a docker command.
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		if _, dockerErr := hostenv.CheckDocker(ctx); dockerErr != nil {
 			return false, dockerErr
@@ -209,7 +209,7 @@ func (p *Provider) kindNodes() (int, error) {
 // Get returns the named cluster after proving it is lab's: lab's record exists, and the marker read through
 // lab's own kubeconfig carries the record's ID.
 func (p *Provider) Get(ctx context.Context, name string) (*Cluster, error) {
-	exists, err := p.Exists(name)
+	exists, err := p.Exists(ctx, name)
 	if err != nil {
 		return nil, err
 	}

@@ -81,7 +81,7 @@ func (p *Provider) Create(ctx context.Context, name string, opts ...CreateOption
 	}); err != nil {
 		return nil, false, err
 	}
-	exists, err := p.Exists(name)
+	exists, err := p.Exists(ctx, name)
 	if err != nil {
 		return nil, false, err
 	}

@@ -11,7 +11,7 @@ import (
 
 // Delete removes a lab cluster and lab's record of it. It refuses kind clusters lab did not create.
 func (p *Provider) Delete(ctx context.Context, name string) error {
-	exists, err := p.Exists(name)
+	exists, err := p.Exists(ctx, name)
 	if err != nil {
 		return err
 	}

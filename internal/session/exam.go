@@ -301,7 +301,7 @@ func (s *Session) ExamReport() (*exam.Report, error) {
 // attempt started after a graded exam has already reset the exam's faults: it is left alone and only the exam
 // is forgotten.
 func (s *Session) EndExam(ctx context.Context, e *Exam) (residue []baseline.Residue, reset bool, err error) {
-	if a, err := s.Current(); err != nil {
+	if a, err := s.Current(ctx); err != nil {
 		return nil, false, err
 	} else if a != nil && e.Phase == PhaseGraded {
 		return nil, false, s.forgetExam()

@@ -15,8 +15,8 @@ import (
 
 // Active returns the attempt in progress and its scenario instance; an error that says what to do when no
 // scenario runs or its start did not finish.
-func (s *Session) Active(cat *scenarios.Catalog) (*Attempt, *scenarios.Instance, error) {
-	a, err := s.Current()
+func (s *Session) Active(ctx context.Context, cat *scenarios.Catalog) (*Attempt, *scenarios.Instance, error) {
+	a, err := s.Current(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -95,7 +95,7 @@ type Stopped struct {
 
 // Stop ends the attempt in progress: it records it in the learner's history, then resets the cluster.
 func (s *Session) Stop(ctx context.Context, cat *scenarios.Catalog) (*Stopped, error) {
-	a, err := s.Current()
+	a, err := s.Current(ctx)
 	if err != nil {
 		return nil, err
 	}

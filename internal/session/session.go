@@ -105,12 +105,7 @@ func (s *Session) injector() (*injector.Injector, error) {
 
 // Current returns the attempt in progress, nil when there is none. What is graded (scenario, seed, values)
 // comes from the cluster's record; the local file adds the learner's history (hints, times).
-func (s *Session) Current() (*Attempt, error) {
-	return s.CurrentContext(context.Background())
-}
-
-// CurrentContext is Current with a context for the cluster read.
-func (s *Session) CurrentContext(ctx context.Context) (*Attempt, error) {
+func (s *Session) Current(ctx context.Context) (*Attempt, error) {
 	var local Attempt
 	err := s.Store.Read(s.Cluster.Name, attemptFile, &local)
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
@@ -267,7 +262,7 @@ func (s *Session) TakeBaseline(ctx context.Context) error {
 }
 
 func (s *Session) resetIfNeeded(ctx context.Context) error {
-	a, err := s.CurrentContext(ctx)
+	a, err := s.Current(ctx)
 	if err != nil {
 		return err
 	}

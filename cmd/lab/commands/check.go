@@ -63,7 +63,7 @@ func (o *checkOptions) run(ctx context.Context, f *Factory) error {
 	if err != nil {
 		return err
 	}
-	a, inst, err := currentInstance(f, sess)
+	a, inst, err := currentInstance(ctx, f, sess)
 	if err != nil {
 		return err
 	}
@@ -92,12 +92,12 @@ func (o *checkOptions) run(ctx context.Context, f *Factory) error {
 }
 
 // currentInstance returns the attempt in progress and its scenario instance.
-func currentInstance(f *Factory, sess *session.Session) (*session.Attempt, *scenarios.Instance, error) {
+func currentInstance(ctx context.Context, f *Factory, sess *session.Session) (*session.Attempt, *scenarios.Instance, error) {
 	cat, err := f.Catalog()
 	if err != nil {
 		return nil, nil, err
 	}
-	return sess.Active(cat)
+	return sess.Active(ctx, cat)
 }
 
 func printOutcome(f *Factory, out *grader.Outcome, a *session.Attempt, score session.Score) {

@@ -202,7 +202,7 @@ func (o *classServeOptions) run(ctx context.Context, f *Factory, plan class.Plan
 		}
 		opts.Shared = prov
 	}
-	srv, err := class.NewServer(opts)
+	srv, err := class.NewServer(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -211,7 +211,7 @@ func (o *classServeOptions) run(ctx context.Context, f *Factory, plan class.Plan
 	if prov != nil {
 		prov.ClassID = plan.ClassID
 		if err := confinable(f, plan); err != nil {
-			return errors.Join(fmt.Errorf("class %s in %s: %w", plan.ClassID, o.dataDir, err), stopServer(srv))
+			return errors.Join(fmt.Errorf("class %s in %s: %w", plan.ClassID, o.dataDir, err), stopServer(ctx, srv))
 		}
 	}
 	info := serveInfo{ClassID: plan.ClassID, Title: plan.Title, Scenarios: plan.Scenarios, Exam: plan.Exam, Seed: plan.Seed,
@@ -219,7 +219,7 @@ func (o *classServeOptions) run(ctx context.Context, f *Factory, plan class.Plan
 		LoginURL: srv.LoginURL(), KeyFile: srv.InstructorKeyFile(), InstructorKey: srv.InstructorKey(), DataDir: o.dataDir, SharedCluster: o.shared}
 	if o.out.json() {
 		if err := json.NewEncoder(f.Out).Encode(info); err != nil {
-			return errors.Join(err, stopServer(srv))
+			return errors.Join(err, stopServer(ctx, srv))
 		}
 	} else {
 		printServeInfo(f.Out, info, plan.TimeLeft(time.Now()))
@@ -242,8 +242,8 @@ func sharedProvisioner(ctx context.Context, kubeconfig string) (*workspace.Provi
 }
 
 // stopServer closes a server that will not serve (its listener and class data).
-func stopServer(srv *class.Server) error {
-	ctx, cancel := context.WithCancel(context.Background())
+func stopServer(ctx context.Context, srv *class.Server) error {
+	ctx, cancel := context.WithCancel(ctx)
 	cancel()
 	return srv.Serve(ctx)
 }

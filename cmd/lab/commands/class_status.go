@@ -81,7 +81,7 @@ func revealedHints(ctx context.Context, f *Factory, cs *class.Joined) []string {
 	if err != nil {
 		return nil
 	}
-	a, inst, err := currentInstance(f, sess)
+	a, inst, err := currentInstance(ctx, f, sess)
 	if err != nil || a.Scenario != cs.Scenario() {
 		return nil
 	}

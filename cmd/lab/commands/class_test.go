@@ -19,7 +19,7 @@ import (
 func servedAndJoined(t *testing.T) (*class.Server, func()) {
 	t.Helper()
 	t.Setenv("LAB_STATE_DIR", t.TempDir())
-	srv, err := class.NewServer(class.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir(),
+	srv, err := class.NewServer(t.Context(), class.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir(),
 		Plan: class.Plan{Scenarios: []string{"bad-image-tag"}, TimeLimit: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
@@ -141,12 +141,12 @@ func exportRow(t *testing.T, srv *class.Server, name string) map[string]string {
 // TestServeInfoCarriesNoKey prints what `lab class serve` prints for a real server: an https address, the join
 // command with the certificate's fingerprint, and no address with the instructor key in it.
 func TestServeInfoCarriesNoKey(t *testing.T) {
-	srv, err := class.NewServer(class.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir(),
+	srv, err := class.NewServer(t.Context(), class.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir(),
 		Plan: class.Plan{Scenarios: []string{"bad-image-tag"}, TimeLimit: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = stopServer(srv) }()
+	defer func() { _ = stopServer(t.Context(), srv) }()
 	var out bytes.Buffer
 	printServeInfo(&out, serveInfo{Title: "CKA class", Scenarios: []string{"bad-image-tag"}, TimeLimit: "1h0m0s", URL: srv.URL(),
 		Fingerprint: srv.Fingerprint(), Token: srv.Token(), JoinCommand: srv.JoinCommand(), LoginURL: srv.LoginURL(),

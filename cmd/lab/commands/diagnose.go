@@ -73,7 +73,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, f *Factory) error {
 	if err != nil {
 		return err
 	}
-	a, inst, err := currentInstance(f, sess)
+	a, inst, err := currentInstance(cmd.Context(), f, sess)
 	if err != nil {
 		return err
 	}

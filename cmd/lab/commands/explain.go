@@ -117,14 +117,14 @@ func (o *explainOptions) explainWorkload(ctx context.Context, sess *session.Sess
 
 // explainScenario traces the current scenario's workload, or the API request of a task without one.
 func explainScenario(ctx context.Context, f *Factory, sess *session.Session) (*explanation, error) {
-	a, err := sess.Current()
+	a, err := sess.Current(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if a == nil {
 		return nil, fmt.Errorf("no scenario is running on cluster %s: name what to explain (lab explain deploy/web -n shop), or start a scenario (lab list)", sess.Cluster.Name)
 	}
-	_, inst, err := currentInstance(f, sess)
+	_, inst, err := currentInstance(ctx, f, sess)
 	if err != nil {
 		return nil, err
 	}

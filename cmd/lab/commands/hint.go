@@ -50,7 +50,7 @@ func (o *hintOptions) run(ctx context.Context, f *Factory) error {
 	if err != nil {
 		return err
 	}
-	a, inst, err := currentInstance(f, sess)
+	a, inst, err := currentInstance(ctx, f, sess)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func newSolutionCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a, inst, err := currentInstance(f, sess)
+			a, inst, err := currentInstance(cmd.Context(), f, sess)
 			if err != nil {
 				return err
 			}

@@ -67,7 +67,7 @@ func newStatusCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a, err := sess.Current()
+			a, err := sess.Current(cmd.Context())
 			if err != nil {
 				return err
 			}
