@@ -41,7 +41,7 @@ unit:
 
 lint: build $(GOLANGCI)
 	$(BIN) scenario lint
-	$(GOLANGCI) run ./...
+	$(GOLANGCI) run --allow-parallel-runners ./...
 
 fuzz:
 	$(GO) test ./scenarios -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
