@@ -25,9 +25,9 @@ var (
 	lab     *framework.Lab
 	clients *kube.Clients
 	seed    int64
-	// Past this much time in the suite, a scenario's second and later wrong fixes are skipped (its first wrong
-	// fix and its reference solution always run), so `make test` stays inside CI's limit on a slow box;
-	// `make e2e-seeds` sets no budget.
+	// Past this much time in the suite, a scenario's second and later wrong fixes, its alternative fixes and
+	// its shortcut probes are skipped (its first wrong fix and its reference solution always run), so `make
+	// test` stays inside CI's limit on a slow box; `make e2e-seeds` sets no budget and runs them all.
 	extrasBudget = envDuration("E2E_EXTRAS_BUDGET", 40*time.Minute)
 	suiteStart   = time.Now()
 )
