@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -50,8 +51,7 @@ func (s *Session) readRecord(ctx context.Context) (*Attempt, error) {
 		return nil, nil
 	}
 	if err != nil {
-		var status apierrors.APIStatus
-		if !errors.As(err, &status) {
+		if unanswered(err) {
 			err = fmt.Errorf("%w: %w", errUnreachable, err)
 		}
 		return nil, fmt.Errorf("read the attempt from the cluster: %w", err)
@@ -64,6 +64,18 @@ func (s *Session) readRecord(ctx context.Context) (*Attempt, error) {
 		return nil, fmt.Errorf("the cluster's attempt record is damaged (values): run `lab reset`")
 	}
 	return a, nil
+}
+
+// unanswered says whether err means the API server could not answer the question at all: no connection, or
+// one that is still starting (5xx, 429) as it is right after a control-plane fix. A refusal (403, 404) is an
+// answer.
+func unanswered(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return true
+	}
+	code := status.Status().Code
+	return code >= 500 || code == http.StatusTooManyRequests
 }
 
 func (s *Session) deleteRecord(ctx context.Context) error {
