@@ -75,6 +75,9 @@ func staticPodManifest(ctx context.Context, i *Injector, args map[string]string)
 	if err := i.nodeFile(ctx, edit); err != nil {
 		return err
 	}
+	if err := stopOtherThan(ctx, n, component, ""); err != nil {
+		return err
+	}
 	err = kube.Poll(ctx, time.Second, staticPodRestart, func(ctx context.Context) (bool, error) {
 		pods, err := staticPods(ctx, n, component)
 		if err != nil {
@@ -108,6 +111,9 @@ func (i *Injector) revertStaticPod(ctx context.Context, p *StaticPodPrior) error
 			return slices.ContainsFunc(pods, func(sp staticPod) bool { return sp.uid == p.UID && sp.running }), nil
 		})
 	}
+	if err := stopOtherThan(ctx, n, p.Component, p.UID); err != nil {
+		return err
+	}
 	// A kubelet restarted while the API server was down (a learner's attempt) never notices the restored
 	// manifest; a kubelet that starts reads every manifest afresh.
 	if err := restored(kubeletNotices); err != nil {
@@ -130,7 +136,56 @@ func (i *Injector) revertStaticPod(ctx context.Context, p *StaticPodPrior) error
 	if err != nil {
 		return fmt.Errorf("the API server did not become ready after %s was restored: %w", p.Component, err)
 	}
+	if err := forgetBackOff(ctx, n); err != nil {
+		return err
+	}
 	return i.hearNodes(ctx, time.Now())
+}
+
+// stopOtherThan stops, within a second, the running containers of component's static Pods on n other than
+// the Pod keep (a UID; "" stops them all). The kubelet would give an API server its 30 s grace period to
+// close its watches after the manifest changed; the colleague who edited it does not care, and start and
+// reset need not wait. Should the kubelet not have read the new manifest yet, it restarts the old container
+// and replaces it once it has: the outcome is the same.
+func stopOtherThan(ctx context.Context, n nodes.Node, component, keep string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := node.Run(ctx, n, "crictl", "ps", "--state", "running", "--label", "io.kubernetes.pod.namespace=kube-system",
+		"--name", "^"+component+"$", "-o", "json")
+	if err != nil {
+		return fmt.Errorf("list %s containers on %s: %w", component, n, err)
+	}
+	var list struct {
+		Containers []struct {
+			ID     string            `json:"id"`
+			Labels map[string]string `json:"labels"`
+		} `json:"containers"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		return fmt.Errorf("read crictl ps on %s: %w", n, err)
+	}
+	for _, c := range list.Containers {
+		if keep != "" && c.Labels["io.kubernetes.pod.uid"] == keep {
+			continue
+		}
+		if _, err := node.Run(ctx, n, "crictl", "stop", "--timeout", "1", c.ID); err != nil {
+			return fmt.Errorf("stop the replaced %s on %s: %w", component, n, err)
+		}
+	}
+	return nil
+}
+
+// forgetBackOff restarts the kubelet on n after the API server was away: the controller manager and the
+// scheduler there exit once they cannot renew their leader leases, and the kubelet's crash-loop back-off,
+// growing with every outage for ten minutes, kept them down for up to five minutes after the API server was
+// back, into the next scenario. A restarted kubelet forgets the back-off and keeps every running container.
+func forgetBackOff(ctx context.Context, n nodes.Node) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := node.Run(ctx, n, "systemctl", "restart", "kubelet"); err != nil {
+		return fmt.Errorf("restart the kubelet on %s: %w", n, err)
+	}
+	return nil
 }
 
 // nodesHeard bounds the look for unheard nodes after the API server came back: every kubelet renews its lease
