@@ -625,6 +625,13 @@ func (v *view) podWaiting(p *corev1.Pod, since, now time.Time) ([]Waiting, bool)
 		}
 		return []Waiting{{Key: key + "|creating", What: name + ": containers being created"}}, false
 	}
+	// Not Ready while its containers are: the node controller marked it so when its node went unheard (an API
+	// server outage), and the kubelet, heard again, restores the condition on its next status sync.
+	if markedNotReady, since := nodeMarkedNotReady(p); markedNotReady {
+		if until := since.Add(unheardWait); now.Before(until) {
+			return []Waiting{{Key: key + "|marked", What: name + ": marked NotReady while its node was unheard, the kubelet has not restored it yet", Until: until}}, false
+		}
+	}
 	// Running but not Ready: a readiness (or startup) probe may still pass within its window.
 	for _, cs := range p.Status.ContainerStatuses {
 		if cs.Ready || cs.State.Running == nil {
@@ -644,6 +651,28 @@ func (v *view) podWaiting(p *corev1.Pod, since, now time.Time) ([]Waiting, bool)
 		}
 	}
 	return nil, true
+}
+
+// nodeMarkedNotReady says whether p is not Ready only because the node controller said so, and since when:
+// it flips the Ready condition alone, where the kubelet flips ContainersReady with it. Readiness gates also
+// leave ContainersReady alone, so a Pod with gates is not taken for one.
+func nodeMarkedNotReady(p *corev1.Pod) (bool, time.Time) {
+	if len(p.Spec.ReadinessGates) > 0 {
+		return false, time.Time{}
+	}
+	var ready, containers *corev1.PodCondition
+	for i, c := range p.Status.Conditions {
+		switch c.Type {
+		case corev1.PodReady:
+			ready = &p.Status.Conditions[i]
+		case corev1.ContainersReady:
+			containers = &p.Status.Conditions[i]
+		}
+	}
+	if ready == nil || containers == nil || ready.Status != corev1.ConditionFalse || containers.Status != corev1.ConditionTrue {
+		return false, time.Time{}
+	}
+	return true, ready.LastTransitionTime.Time
 }
 
 // probeWindow is when a container started at started can no longer become Ready by itself: after its startup

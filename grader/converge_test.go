@@ -85,6 +85,22 @@ func TestPodWaiting(t *testing.T) {
 			p.Status.ContainerStatuses[0].State.Running.StartedAt = metav1.NewTime(now.Add(-2 * time.Minute))
 			p.Spec.Containers[0].ReadinessProbe = &corev1.Probe{InitialDelaySeconds: 5, PeriodSeconds: 5, FailureThreshold: 3}
 		}), wantStuck: true},
+		{name: "marked NotReady by the node controller: the kubelet restores it", pod: pod("a", func(p *corev1.Pod) {
+			p.Status.Conditions = []corev1.PodCondition{
+				{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.NewTime(now.Add(-20 * time.Second))},
+				{Type: corev1.ContainersReady, Status: corev1.ConditionTrue}}
+		}), wantWait: "marked NotReady"},
+		{name: "marked NotReady long ago is stuck", pod: pod("a", func(p *corev1.Pod) {
+			p.Status.Conditions = []corev1.PodCondition{
+				{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.NewTime(now.Add(-5 * time.Minute))},
+				{Type: corev1.ContainersReady, Status: corev1.ConditionTrue}}
+		}), wantStuck: true},
+		{name: "an unmet readiness gate is not a node's mark", pod: pod("a", func(p *corev1.Pod) {
+			p.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: "example.com/lb"}}
+			p.Status.Conditions = []corev1.PodCondition{
+				{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.NewTime(now.Add(-20 * time.Second))},
+				{Type: corev1.ContainersReady, Status: corev1.ConditionTrue}}
+		}), wantStuck: true},
 		{name: "terminating within its grace period", pod: pod("a", func(p *corev1.Pod) {
 			p.DeletionTimestamp = &metav1.Time{Time: now.Add(20 * time.Second)}
 		}), wantWait: "terminating"},
