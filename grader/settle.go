@@ -20,6 +20,10 @@ const (
 	// collateralHold is how long a collateral check must stay broken, on top of holdRounds, before it ends
 	// the wait: right after a kubelet restart, exec through it fails for a few seconds on a correct fix too.
 	collateralHold = 10 * time.Second
+	// roundLimit bounds one round's evaluation of the checks: an API server that accepts connections but
+	// cannot reach etcd holds every request until lab's request timeout, and three such rounds stretched a
+	// decisive verdict to minutes. A check without an answer within it fails that round, saying so.
+	roundLimit = 15 * time.Second
 )
 
 // Settled is how a question's wait ended, for the learner and for `lab check -o json`.
@@ -111,11 +115,12 @@ func settle(ctx context.Context, env Env, q Question, report func(Progress)) (re
 	var waited waits
 	for {
 		roundStart := time.Now()
+		rctx, cancel := context.WithTimeout(ctx, roundLimit)
 		var wg sync.WaitGroup
 		for i, p := range q.Checks {
 			wg.Go(func() {
 				began := time.Now()
-				results[i] = Evaluate(ctx, env, p.Check)
+				results[i] = Evaluate(rctx, env, p.Check)
 				took[i] = max(took[i], time.Since(began))
 			})
 		}
@@ -132,6 +137,7 @@ func settle(ctx context.Context, env Env, q Question, report func(Progress)) (re
 			})
 		}
 		wg.Wait()
+		cancel()
 		now := time.Now()
 		w = conv.still(w, now)
 		waited.add(w, now)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
@@ -136,10 +137,11 @@ func (i *Injector) revertStaticPod(ctx context.Context, p *StaticPodPrior) error
 	if err != nil {
 		return fmt.Errorf("the API server did not become ready after %s was restored: %w", p.Component, err)
 	}
-	if err := forgetBackOff(ctx, n); err != nil {
+	back := time.Now()
+	if err := i.forgetBackOff(ctx); err != nil {
 		return err
 	}
-	return i.hearNodes(ctx, time.Now())
+	return i.hearNodes(ctx, back)
 }
 
 // stopOtherThan stops, within a second, the running containers of component's static Pods on n other than
@@ -175,17 +177,29 @@ func stopOtherThan(ctx context.Context, n nodes.Node, component, keep string) er
 	return nil
 }
 
-// forgetBackOff restarts the kubelet on n after the API server was away: the controller manager and the
-// scheduler there exit once they cannot renew their leader leases, and the kubelet's crash-loop back-off,
-// growing with every outage for ten minutes, kept them down for up to five minutes after the API server was
-// back, into the next scenario. A restarted kubelet forgets the back-off and keeps every running container.
-func forgetBackOff(ctx context.Context, n nodes.Node) error {
+// forgetBackOff restarts the kubelet on every node after the API server was away. On the control plane the
+// controller manager and the scheduler exit once they cannot renew their leader leases, and the kubelet's
+// crash-loop back-off, growing with every outage for ten minutes, kept them down for up to five minutes
+// after the API server was back, into the next scenario. Elsewhere the node controller may mark a node whose
+// lease renewal came late NotReady, and its kubelet took 70-90 s to report again. A restarted kubelet
+// forgets the back-off, reports at once and keeps every running container.
+func (i *Injector) forgetBackOff(ctx context.Context) error {
+	ns, err := i.env.Nodes()
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if _, err := node.Run(ctx, n, "systemctl", "restart", "kubelet"); err != nil {
-		return fmt.Errorf("restart the kubelet on %s: %w", n, err)
+	var g errgroup.Group
+	for _, n := range ns {
+		g.Go(func() error {
+			if _, err := node.Run(ctx, n, "systemctl", "restart", "kubelet"); err != nil {
+				return fmt.Errorf("restart the kubelet on %s: %w", n, err)
+			}
+			return nil
+		})
 	}
-	return nil
+	return g.Wait()
 }
 
 // nodesHeard bounds the look for unheard nodes after the API server came back: every kubelet renews its lease
