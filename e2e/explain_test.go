@@ -36,8 +36,9 @@ var _ = Describe("explaining workloads broken by hand", Ordered, Label("learner"
 		shell(ctx, "kubectl create -f "+manifest)
 		DeferCleanup(func(ctx SpecContext) { lab.Shell(ctx, "kubectl delete namespace shop --wait --timeout=120s") })
 		shell(ctx, "kubectl -n shop rollout status deploy/rollout --timeout=120s")
-		// Its next revision never gets Ready (maxUnavailable 0): the old Pods keep serving.
-		shell(ctx, `kubectl -n shop patch deploy rollout --type=json -p '[{"op":"replace","path":"/spec/template/spec/containers/0/readinessProbe/httpGet/path","value":"/ready"}]'`)
+		// Its next revision never gets Ready (maxUnavailable 0): the old Pods keep serving, and 20 s later the
+		// Deployment says it stopped progressing.
+		shell(ctx, `kubectl -n shop patch deploy rollout --type=json -p '[{"op":"replace","path":"/spec/progressDeadlineSeconds","value":20},{"op":"replace","path":"/spec/template/spec/containers/0/readinessProbe/httpGet/path","value":"/ready"}]'`)
 
 		explain := func(g Gomega, target string) explainJSON {
 			r := lab.Run(ctx, "explain", target, "-n", "shop", "-o", "json")
