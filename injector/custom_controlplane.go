@@ -202,16 +202,14 @@ func (i *Injector) forgetBackOff(ctx context.Context) error {
 	return g.Wait()
 }
 
-// nodesHeard bounds the look for unheard nodes after the API server came back: every kubelet renews its lease
-// within 10 s.
+// nodesHeard bounds the wait for every kubelet to renew its lease after the API server came back: each
+// renews within 10 s.
 const nodesHeard = 15 * time.Second
 
-// hearNodes restarts the kubelet of every node left unheard by the API server's absence (see
-// evidence.Unheard), until every kubelet has renewed its lease since back: a restarted kubelet posts its
-// status at once, where one left alone took 70-90 s, which reset would otherwise wait out.
+// hearNodes waits until every kubelet, restarted by forgetBackOff, has renewed its lease since back: a
+// restarted kubelet posts its node's status at once, so no node is left unheard for reset to wait out.
 func (i *Injector) hearNodes(ctx context.Context, back time.Time) error {
 	kc := i.env.Clients.Kube
-	restarted := map[string]bool{}
 	err := kube.Poll(ctx, time.Second, nodesHeard, func(ctx context.Context) (bool, error) {
 		nl, err := kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -221,23 +219,15 @@ func (i *Injector) hearNodes(ctx context.Context, back time.Time) error {
 		if err != nil {
 			return false, nil
 		}
-		done := true
 		for _, n := range nl.Items {
-			if evidence.Unheard(n, renewed[n.Name]) && !restarted[n.Name] {
-				kn, err := i.node(n.Name)
-				if err != nil {
-					return false, err
-				}
-				if _, err := node.Run(ctx, kn, "systemctl", "restart", "kubelet"); err != nil {
-					return false, fmt.Errorf("restart the kubelet on %s, unheard since the API server came back: %w", n.Name, err)
-				}
-				restarted[n.Name] = true
+			if !renewed[n.Name].After(back) {
+				return false, nil
 			}
-			done = done && renewed[n.Name].After(back)
 		}
-		return done, nil
+		return true, nil
 	})
-	// A kubelet that does not renew its lease (stopped by the learner) is the baseline's to restore, not this.
+	// A kubelet that does not renew its lease (its configuration broken by the learner) is the baseline's to
+	// restore, not this.
 	if err != nil && (ctx.Err() != nil || !wait.Interrupted(err)) {
 		return err
 	}
