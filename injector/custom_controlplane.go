@@ -152,7 +152,7 @@ func (i *Injector) revertStaticPod(ctx context.Context, p *StaticPodPrior) error
 func stopOtherThan(ctx context.Context, n nodes.Node, component, keep string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	out, err := node.Run(ctx, n, "crictl", "ps", "--state", "running", "--label", "io.kubernetes.pod.namespace=kube-system",
+	out, err := crictl(ctx, n, "ps", "--state", "running", "--label", "io.kubernetes.pod.namespace=kube-system",
 		"--name", "^"+component+"$", "-o", "json")
 	if err != nil {
 		return fmt.Errorf("list %s containers on %s: %w", component, n, err)
@@ -170,7 +170,8 @@ func stopOtherThan(ctx context.Context, n nodes.Node, component, keep string) er
 		if keep != "" && c.Labels["io.kubernetes.pod.uid"] == keep {
 			continue
 		}
-		if _, err := node.Run(ctx, n, "crictl", "stop", "--timeout", "1", c.ID); err != nil {
+		// The kubelet may have removed it since: it is gone, as wanted.
+		if _, err := crictl(ctx, n, "stop", "--timeout", "1", c.ID); err != nil && !strings.Contains(err.Error(), "NotFound") {
 			return fmt.Errorf("stop the replaced %s on %s: %w", component, n, err)
 		}
 	}
@@ -234,6 +235,12 @@ func (i *Injector) hearNodes(ctx context.Context, back time.Time) error {
 	return nil
 }
 
+// crictl runs crictl on n with a request timeout of 20 s: its default of 2 s failed a container stop on a
+// busy machine (CI), where stopping an API server and tearing down its container takes longer.
+func crictl(ctx context.Context, n nodes.Node, args ...string) (string, error) {
+	return node.Run(ctx, n, "crictl", append([]string{"--timeout", "20s"}, args...)...)
+}
+
 // staticPod is one ready Pod sandbox of a component on a node, as the container runtime sees it: the API
 // server may be down.
 type staticPod struct {
@@ -244,7 +251,7 @@ type staticPod struct {
 func staticPods(ctx context.Context, n nodes.Node, component string) ([]staticPod, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	out, err := node.Run(ctx, n, "crictl", "pods", "--state", "ready", "--namespace", "kube-system",
+	out, err := crictl(ctx, n, "pods", "--state", "ready", "--namespace", "kube-system",
 		"--label", "component="+component, "-o", "json")
 	if err != nil {
 		return nil, err
@@ -260,7 +267,7 @@ func staticPods(ctx context.Context, n nodes.Node, component string) ([]staticPo
 	}
 	var pods []staticPod
 	for _, it := range list.Items {
-		running, err := node.Run(ctx, n, "crictl", "ps", "--pod", it.ID, "--state", "running", "-q")
+		running, err := crictl(ctx, n, "ps", "--pod", it.ID, "--state", "running", "-q")
 		if err != nil {
 			return nil, err
 		}
