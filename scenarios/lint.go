@@ -11,7 +11,7 @@ var systemNamespaces = map[string]bool{"default": true, "kube-system": true, "ku
 
 // Lint checks what Validate cannot see alone: custom checks and faults exist in code (the predicates come from
 // the grader and injector registries), and every namespace or object a check names is created by the
-// scenario's setup or faults, or exists in every cluster.
+// scenario's setup or faults, is one the learner builds, or exists in every cluster.
 func Lint(s *Scenario, customCheck, customFault func(string) bool) Errors {
 	v := &validator{s: s}
 	created := s.createdObjects()
@@ -41,12 +41,19 @@ func Lint(s *Scenario, customCheck, customFault func(string) bool) Errors {
 	return v.errs
 }
 
-// createdObjects is every object the setup and faults create, as "Kind/namespace/name".
+// createdObjects is every object the setup and faults create or patch or the learner is asked to build, as
+// "Kind/namespace/name".
 func (s *Scenario) createdObjects() map[string]bool {
 	out := map[string]bool{}
+	for _, b := range s.Builds {
+		out[b.Kind+"/"+b.Namespace+"/"+b.Name] = true
+	}
 	manifests := append([]string{}, s.Setup...)
 	for _, f := range s.Faults {
 		switch {
+		case f.Patch != nil:
+			// A patched object exists, or the fault fails: the cluster's own (the standard StorageClass).
+			out[f.Patch.Object.Kind+"/"+f.Patch.Object.Namespace+"/"+f.Patch.Object.Name] = true
 		case f.Apply != nil:
 			manifests = append(manifests, f.Apply.Manifest)
 		case f.Webhook != nil:

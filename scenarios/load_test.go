@@ -142,3 +142,17 @@ func TestCheckNamesDifferAcrossChecksAndCollateral(t *testing.T) {
 		t.Errorf("a collateral check named like a task check passed validation: %v", errs)
 	}
 }
+
+func TestLintAcceptsObjectsTheLearnerBuilds(t *testing.T) {
+	high := ObjectRef{APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Name: "high"}
+	ten := "10"
+	s := &Scenario{ID: "pc", Checks: []Check{{Name: "value", Points: 1, Field: &FieldCheck{Object: high, Path: "{.value}", Equals: &ten}}}}
+	none := func(string) bool { return true }
+	if errs := Lint(s, none, none); len(errs) == 0 || !strings.Contains(errs.Error(), "never create") || s.Kind() != "repair" {
+		t.Errorf("a check of an object nobody creates passed lint: %v (kind %s)", errs, s.Kind())
+	}
+	s.Builds = []ObjectRef{high}
+	if errs := Lint(s, none, none); len(errs) != 0 || s.Kind() != "build" {
+		t.Errorf("a check of an object the learner builds: %v (kind %s)", errs, s.Kind())
+	}
+}

@@ -17,8 +17,10 @@ type Scenario struct {
 	Title      string        `yaml:"title"`
 	Stage      journey.Stage `yaml:"stage"`
 	Difficulty string        `yaml:"difficulty"`
-	Weight     int           `yaml:"weight"`
-	TimeLimit  Duration      `yaml:"timeLimit"`
+	// Competency is the CKA curriculum domain the scenario trains (one of Competencies).
+	Competency string   `yaml:"competency"`
+	Weight     int      `yaml:"weight"`
+	TimeLimit  Duration `yaml:"timeLimit"`
 	// Images are workload images the scenario's Pods use; lab preloads them into every node.
 	Images []string        `yaml:"images"`
 	Vars   map[string]*Var `yaml:"vars"`
@@ -32,11 +34,14 @@ type Scenario struct {
 	Hints   []string `yaml:"hints"`
 	Checks  []Check  `yaml:"checks"`
 	// Collateral checks fail fixes that are over-broad or that remove the thing the task protects.
-	Collateral  []Check    `yaml:"collateral"`
-	Diagnosis   Diagnosis  `yaml:"diagnosis"`
-	Explanation string     `yaml:"explanation"`
-	Solution    []string   `yaml:"solution"`
-	WrongFixes  []WrongFix `yaml:"wrongFixes"`
+	Collateral []Check `yaml:"collateral"`
+	// Builds are the objects a build task asks the learner to create: checks may read them although the
+	// setup and faults never create them, and `lab list` tells build tasks from repairs by them.
+	Builds      []ObjectRef `yaml:"builds"`
+	Diagnosis   Diagnosis   `yaml:"diagnosis"`
+	Explanation string      `yaml:"explanation"`
+	Solution    []string    `yaml:"solution"`
+	WrongFixes  []WrongFix  `yaml:"wrongFixes"`
 	// AltFixes are other correct fixes a competent candidate makes (imperative where the solution edits, the
 	// other side of a mismatch, a different valid object): applied by the e2e suite, each must pass.
 	AltFixes []AltFix `yaml:"altFixes"`
@@ -49,6 +54,14 @@ type Scenario struct {
 	File   string     `yaml:"-"`
 	Source []byte     `yaml:"-"`
 	root   *yaml.Node `yaml:"-"`
+}
+
+// Kind is "build" for a task that asks the learner to create something, "repair" for a fault to fix.
+func (s *Scenario) Kind() string {
+	if len(s.Builds) > 0 {
+		return "build"
+	}
+	return "repair"
 }
 
 // Diagnosis is the answer to `lab diagnose`: the stage where the Pod stopped and the object that blocks it.

@@ -28,6 +28,29 @@ var (
 // Builtins are variables every scenario may use without declaring them.
 var Builtins = []string{"cluster", "controlPlane", "seed"}
 
+// Competency is a domain of the CKA curriculum (v1.35, from February 2025), with its weight in the exam.
+type Competency struct {
+	ID, Title string
+	Weight    int
+}
+
+// Competencies are the curriculum's domains, heaviest first.
+var Competencies = []Competency{
+	{"troubleshooting", "Troubleshooting", 30},
+	{"architecture", "Cluster Architecture, Installation and Configuration", 25},
+	{"networking", "Services and Networking", 20},
+	{"workloads", "Workloads and Scheduling", 15},
+	{"storage", "Storage", 10},
+}
+
+func competencyIDs() []string {
+	ids := make([]string, len(Competencies))
+	for i, c := range Competencies {
+		ids[i] = c.ID
+	}
+	return ids
+}
+
 // Difficulties, from a warm-up to a hard exam question.
 var Difficulties = []string{"easy", "medium", "hard"}
 
@@ -77,6 +100,9 @@ func (v *validator) header() {
 		v.add("stage", []any{"stage"}, "%v", err)
 	} else if st != s.Stage {
 		v.add("stage", []any{"stage"}, "write the canonical stage name %q", st)
+	}
+	if !slices.Contains(competencyIDs(), s.Competency) {
+		v.add("competency", []any{"competency"}, "must be one of %s (the CKA curriculum's domains), got %q", strings.Join(competencyIDs(), ", "), s.Competency)
 	}
 	if !slices.Contains(Difficulties, s.Difficulty) {
 		v.add("difficulty", []any{"difficulty"}, "must be one of %s, got %q", strings.Join(Difficulties, ", "), s.Difficulty)
@@ -279,6 +305,11 @@ func (v *validator) learnerText() {
 	for i, w := range s.WrongFixes {
 		if w.Name == "" || len(w.Run) == 0 || w.Why == "" {
 			v.add("wrongFixes", []any{"wrongFixes", i}, "needs name, why and run")
+		}
+	}
+	for i, b := range s.Builds {
+		if b.Kind == "" || b.Name == "" {
+			v.add("builds", []any{"builds", i}, "name the object the learner creates: kind and name (and namespace)")
 		}
 	}
 	if len(s.AltFixes) < 2 {

@@ -73,6 +73,7 @@ func synthetic(t *testing.T, id, stage string, nss ...string) *scenarios.Scenari
 title: synthetic %s
 stage: %s
 difficulty: easy
+competency: workloads
 weight: 4
 timeLimit: 5m
 vars:

@@ -1,4 +1,4 @@
-// Package coverage renders the catalogue's stage coverage as a Markdown table and keeps the README's copy of it
+// Package coverage renders the catalogue's coverage by stage and by curriculum domain as Markdown tables and keeps the README's copy of it
 // current: the table between the coverage markers is generated, never edited by hand.
 package coverage
 
@@ -16,7 +16,7 @@ const (
 	End   = "<!-- coverage:end -->"
 )
 
-// Table is the Markdown table: one row per journey stage, with its scenarios.
+// Table is the Markdown tables: one row per journey stage, with its scenarios, then one per curriculum domain.
 func Table(c *scenarios.Catalog) string {
 	byStage := map[journey.Stage][]string{}
 	for _, s := range c.All() {
@@ -35,6 +35,36 @@ func Table(c *scenarios.Catalog) string {
 		fmt.Fprintf(&b, "| %s | %s | %d |\n", st.Title(), list, len(ids))
 	}
 	fmt.Fprintf(&b, "| **all stages** | | **%d** |\n", total)
+	b.WriteString("\n" + byCompetency(c))
+	return b.String()
+}
+
+// byCompetency is the second table: one row per domain of the CKA curriculum, with its weight in the exam,
+// its scenarios (build tasks marked) and how many of them are build tasks.
+func byCompetency(c *scenarios.Catalog) string {
+	ids := map[string][]string{}
+	builds := map[string]int{}
+	for _, s := range c.All() {
+		id := "`" + s.ID + "`"
+		if s.Kind() == "build" {
+			id += " (build)"
+			builds[s.Competency]++
+		}
+		ids[s.Competency] = append(ids[s.Competency], id)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "| curriculum domain | exam weight | scenarios | count | build tasks |\n| --- | --- | --- | --- | --- |\n")
+	total, totalBuilds := 0, 0
+	for _, comp := range scenarios.Competencies {
+		list := strings.Join(ids[comp.ID], ", ")
+		if list == "" {
+			list = "none yet"
+		}
+		total += len(ids[comp.ID])
+		totalBuilds += builds[comp.ID]
+		fmt.Fprintf(&b, "| %s | %d%% | %s | %d | %d |\n", comp.Title, comp.Weight, list, len(ids[comp.ID]), builds[comp.ID])
+	}
+	fmt.Fprintf(&b, "| **all domains** | | | **%d** | **%d** |\n", total, totalBuilds)
 	return b.String()
 }
 

@@ -20,8 +20,11 @@ type listRow struct {
 	Title      string        `json:"title"`
 	Stage      journey.Stage `json:"stage"`
 	Difficulty string        `json:"difficulty"`
+	Competency string        `json:"competency"`
 	TimeLimit  string        `json:"timeLimit"`
 	Weight     int           `json:"weight"`
+	// Kind is "build" for a task that asks the learner to create something, "repair" for a fault to fix.
+	Kind string `json:"kind"`
 	// Best is the learner's best result from their history.
 	Best *bestJSON `json:"best,omitempty"`
 }
@@ -73,19 +76,19 @@ func (o *listOptions) run(_ context.Context, f *Factory) error {
 	var rows []listRow
 	for _, s := range cat.All() {
 		if (o.stage == "" || s.Stage == o.stage) && (o.difficulty == "" || s.Difficulty == o.difficulty) {
-			rows = append(rows, listRow{s.ID, s.Title, s.Stage, s.Difficulty, shortDuration(s.TimeLimit.Duration), s.Weight, best[s.ID]})
+			rows = append(rows, listRow{s.ID, s.Title, s.Stage, s.Difficulty, s.Competency, shortDuration(s.TimeLimit.Duration), s.Weight, s.Kind(), best[s.ID]})
 		}
 	}
 	return o.out.print(f.Out, rows, func() error {
 		t := newTable(f.Out)
-		t.AppendHeader(row("STAGE", "ID", "DIFFICULTY", "TIME", "BEST", "TITLE"))
+		t.AppendHeader(row("STAGE", "ID", "KIND", "DIFFICULTY", "TIME", "BEST", "TITLE"))
 		var last journey.Stage
 		for _, r := range rows {
 			var st journey.Stage
 			if r.Stage != last {
 				st, last = r.Stage, r.Stage
 			}
-			t.AppendRow(row(st, r.ID, r.Difficulty, r.TimeLimit, r.Best, r.Title))
+			t.AppendRow(row(st, r.ID, r.Kind, r.Difficulty, r.TimeLimit, r.Best, r.Title))
 		}
 		t.Render()
 		return nil
