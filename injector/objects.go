@@ -83,7 +83,9 @@ func (i *Injector) apply(ctx context.Context, text string, wait bool) error {
 	return nil
 }
 
-// waitForPods waits until every applied workload has a Pod, so a symptom about that Pod can be observed.
+// waitForPods waits until every applied workload has a Pod, so a symptom about that Pod can be observed, and
+// until its controller has observed the applied spec: a second apply right after would otherwise be merged
+// with the first into one rollout, and a revision the scenario builds would be missing from its history.
 func (i *Injector) waitForPods(ctx context.Context, objs []*unstructured.Unstructured) error {
 	for _, o := range objs {
 		sel, found, _ := unstructured.NestedStringMap(o.Object, "spec", "selector", "matchLabels")
@@ -93,10 +95,18 @@ func (i *Injector) waitForPods(ctx context.Context, objs []*unstructured.Unstruc
 		selector := labels.SelectorFromSet(sel).String()
 		err := kube.Poll(ctx, 300*time.Millisecond, waitTimeout, func(ctx context.Context) (bool, error) {
 			pl, err := i.env.Clients.Kube.CoreV1().Pods(o.GetNamespace()).List(ctx, metav1.ListOptions{LabelSelector: selector})
-			return err == nil && len(pl.Items) > 0, nil
+			if err != nil || len(pl.Items) == 0 {
+				return false, nil
+			}
+			live, err := i.env.Clients.Get(ctx, stub(refOf(o)))
+			if err != nil || live == nil {
+				return false, nil
+			}
+			observed, found, _ := unstructured.NestedInt64(live.Object, "status", "observedGeneration")
+			return !found || observed >= live.GetGeneration(), nil
 		})
 		if err != nil {
-			return fmt.Errorf("no Pod of %s %s appeared within %s: %w", o.GetKind(), manifest.Name(o), waitTimeout, err)
+			return fmt.Errorf("no Pod of %s %s appeared, or its controller did not observe the change, within %s: %w", o.GetKind(), manifest.Name(o), waitTimeout, err)
 		}
 	}
 	return nil
