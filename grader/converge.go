@@ -114,6 +114,8 @@ func targetsOf(q Question) targets {
 			ns[c.PodState.Namespace] = true
 		case c.Exec != nil:
 			ns[c.Exec.Namespace] = true
+		case c.Logs != nil:
+			ns[c.Logs.Namespace] = true
 		case c.Event != nil:
 			ns[c.Event.Namespace] = true
 		case c.Endpoints != nil:

@@ -88,6 +88,8 @@ func Evaluate(ctx context.Context, env Env, c scenarios.Check) Result {
 		return env.nodeExec(ctx, c.NodeExec)
 	case c.Exec != nil:
 		return env.exec(ctx, c.Exec)
+	case c.Logs != nil:
+		return env.logs(ctx, c.Logs)
 	case c.Custom != nil:
 		return env.custom(ctx, c.Custom)
 	}

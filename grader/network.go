@@ -134,30 +134,61 @@ func firstLine(s string) string {
 
 // exec runs a command in the first Ready matching Pod, as `kubectl exec` does. A terminating Pod of the
 // rollout a fix started may still be Ready, but its exec fails or answers for the old spec, so it is skipped.
-func (e Env) exec(ctx context.Context, c *scenarios.ExecCheck) Result {
-	pods, err := evidence.Pods(ctx, e.Clients.Kube, c.Namespace, c.Name, c.Selector)
+// readyPod is the first Ready Pod the selector picks, of its controller's current revision when picked by
+// label; without one, the failed Result says why, for what (to run a command, to read a log).
+func (e Env) readyPod(ctx context.Context, sel scenarios.PodSelector, what string) (*corev1.Pod, *Result) {
+	pods, err := evidence.Pods(ctx, e.Clients.Kube, sel.Namespace, sel.Name, sel.Selector)
 	if err != nil {
-		return e.fail("list Pods: %v", err)
+		r := e.fail("list Pods: %v", err)
+		return nil, &r
 	}
 	dropped := ""
-	if c.Name == "" {
-		if pods, dropped, err = e.controlled(ctx, c.Namespace, pods); err != nil {
-			return e.fail("%v", err)
+	if sel.Name == "" {
+		if pods, dropped, err = e.controlled(ctx, sel.Namespace, pods); err != nil {
+			r := e.fail("%v", err)
+			return nil, &r
 		}
 	}
-	var pod *corev1.Pod
 	for i := range pods {
 		if pods[i].DeletionTimestamp == nil && evidence.Ready(&pods[i]) {
-			pod = &pods[i]
-			break
+			return &pods[i], nil
 		}
 	}
-	if pod == nil {
-		summary := fmt.Sprintf("no Ready %s to run %q in", describePods(c.PodSelector), strings.Join(c.Command, " "))
-		if dropped != "" {
-			summary += "; " + dropped
-		}
-		return e.traced(ctx, c.PodSelector, nil, summary)
+	summary := fmt.Sprintf("no Ready %s %s", describePods(sel), what)
+	if dropped != "" {
+		summary += "; " + dropped
+	}
+	r := e.traced(ctx, sel, nil, summary)
+	return nil, &r
+}
+
+// logLimit bounds how much of a log a check reads: the lines it looks for are near the start or the end.
+const logLimit = 256 << 10
+
+// logs reads a container's log as `kubectl logs` shows it to the learner.
+func (e Env) logs(ctx context.Context, c *scenarios.LogsCheck) Result {
+	pod, failed := e.readyPod(ctx, c.PodSelector, "to read the log of")
+	if failed != nil {
+		return *failed
+	}
+	limit := int64(logLimit)
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	out, err := e.Clients.Kube.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{Container: c.Container, LimitBytes: &limit}).DoRaw(ctx)
+	cmd := fmt.Sprintf("kubectl -n %s logs %s -c %s", pod.Namespace, pod.Name, c.Container)
+	if err != nil {
+		return e.fail("%s failed: %v", cmd, err)
+	}
+	if strings.Contains(string(out), c.Contains) {
+		return pass("%s: %s", cmd, snippet(out))
+	}
+	return e.fail("%s printed %q, want %q", cmd, snippet(out), c.Contains)
+}
+
+func (e Env) exec(ctx context.Context, c *scenarios.ExecCheck) Result {
+	pod, failed := e.readyPod(ctx, c.PodSelector, fmt.Sprintf("to run %q in", strings.Join(c.Command, " ")))
+	if failed != nil {
+		return *failed
 	}
 	req := e.Clients.Kube.CoreV1().RESTClient().Post().Resource("pods").Namespace(pod.Namespace).Name(pod.Name).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{Container: c.Container, Command: c.Command, Stdout: true, Stderr: true}, scheme.ParameterCodec)

@@ -38,6 +38,7 @@ type Check struct {
 	Container       *ContainerCheck  `yaml:"container"`
 	NodeExec        *NodeExecCheck   `yaml:"nodeExec"`
 	Exec            *ExecCheck       `yaml:"exec"`
+	Logs            *LogsCheck       `yaml:"logs"`
 	Custom          *Custom          `yaml:"custom"`
 }
 
@@ -184,6 +185,14 @@ type ExecCheck struct {
 	Fails  bool   `yaml:"fails"`
 }
 
+// LogsCheck reads the log of a container of the first Ready matching Pod, as `kubectl logs POD -c CONTAINER`
+// shows it, and expects Contains in it: a sidecar that streams a file, an app that logs its start.
+type LogsCheck struct {
+	PodSelector `yaml:",inline"`
+	Container   string `yaml:"container"`
+	Contains    string `yaml:"contains"`
+}
+
 // Custom names a Go check or fault registered in code, for what data cannot say.
 type Custom struct {
 	Func string            `yaml:"func"`
@@ -203,7 +212,7 @@ func (c *Check) Kind() (string, int) {
 		{"nodeTaint", c.NodeTaint != nil}, {"nodeReady", c.NodeReady != nil},
 		{"notClusterAdmin", c.NotClusterAdmin != nil}, {"grants", c.Grants != nil}, {"nodeFile", c.NodeFile != nil}, {"manifestFlag", c.ManifestFlag != nil},
 		{"kubeletConfig", c.KubeletConfig != nil}, {"tolerates", c.Tolerates != nil},
-		{"container", c.Container != nil}, {"nodeExec", c.NodeExec != nil}, {"exec", c.Exec != nil},
+		{"container", c.Container != nil}, {"nodeExec", c.NodeExec != nil}, {"exec", c.Exec != nil}, {"logs", c.Logs != nil},
 		{"custom", c.Custom != nil},
 	}
 	name, n := "", 0

@@ -95,6 +95,8 @@ func (c *Check) namespace() string {
 		return c.HTTP.Namespace
 	case c.Exec != nil:
 		return c.Exec.Namespace
+	case c.Logs != nil:
+		return c.Logs.Namespace
 	}
 	return ""
 }

@@ -35,7 +35,7 @@ type Scenario struct {
 	Checks  []Check  `yaml:"checks"`
 	// Collateral checks fail fixes that are over-broad or that remove the thing the task protects.
 	Collateral []Check `yaml:"collateral"`
-	// Builds are the objects a build task asks the learner to create: checks may read them although the
+	// Builds are the objects a build task asks the learner to create or extend: checks may read them although the
 	// setup and faults never create them, and `lab list` tells build tasks from repairs by them.
 	Builds      []ObjectRef `yaml:"builds"`
 	Diagnosis   Diagnosis   `yaml:"diagnosis"`
