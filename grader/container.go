@@ -23,8 +23,11 @@ func (e Env) podSpec(ctx context.Context, r scenarios.ObjectRef) (*corev1.PodSpe
 		return nil, fmt.Errorf("%s does not exist", r)
 	}
 	path := []string{"spec", "template", "spec"}
-	if r.Kind == "Pod" {
+	switch r.Kind {
+	case "Pod":
 		path = []string{"spec"}
+	case "CronJob":
+		path = []string{"spec", "jobTemplate", "spec", "template", "spec"}
 	}
 	raw, _, err := unstructured.NestedMap(live.Object, path...)
 	if err != nil {
