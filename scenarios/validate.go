@@ -195,8 +195,8 @@ func (v *validator) manifest(field string, path []any, text string) {
 }
 
 func (v *validator) faults() {
-	if len(v.s.Faults) == 0 {
-		v.add("faults", []any{"faults"}, "a scenario needs at least one fault")
+	if len(v.s.Faults) == 0 && len(v.s.Builds) == 0 {
+		v.add("faults", []any{"faults"}, "a scenario needs at least one fault, or a build task the objects it builds")
 	}
 	for i, f := range v.s.Faults {
 		path := []any{"faults", i}
