@@ -132,10 +132,9 @@ func firstLine(s string) string {
 	return s
 }
 
-// exec runs a command in the first Ready matching Pod, as `kubectl exec` does. A terminating Pod of the
-// rollout a fix started may still be Ready, but its exec fails or answers for the old spec, so it is skipped.
 // readyPod is the first Ready Pod the selector picks, of its controller's current revision when picked by
-// label; without one, the failed Result says why, for what (to run a command, to read a log).
+// label; without one, the failed Result says why, for what (to run a command, to read a log). A terminating
+// Pod of the rollout a fix started may still be Ready, but it answers for the old spec, so it is skipped.
 func (e Env) readyPod(ctx context.Context, sel scenarios.PodSelector, what string) (*corev1.Pod, *Result) {
 	pods, err := evidence.Pods(ctx, e.Clients.Kube, sel.Namespace, sel.Name, sel.Selector)
 	if err != nil {
@@ -185,6 +184,7 @@ func (e Env) logs(ctx context.Context, c *scenarios.LogsCheck) Result {
 	return e.fail("%s printed %q, want %q", cmd, snippet(out), c.Contains)
 }
 
+// exec runs a command in the first Ready matching Pod, as `kubectl exec` does.
 func (e Env) exec(ctx context.Context, c *scenarios.ExecCheck) Result {
 	pod, failed := e.readyPod(ctx, c.PodSelector, fmt.Sprintf("to run %q in", strings.Join(c.Command, " ")))
 	if failed != nil {
