@@ -1,10 +1,6 @@
 package scenarios
 
-import (
-	"fmt"
-
-	"github.com/cka-lab/lab/internal/manifest"
-)
+import "github.com/cka-lab/lab/internal/manifest"
 
 // systemNamespaces exist in every lab cluster, so checks may name them without a scenario creating them.
 var systemNamespaces = map[string]bool{"default": true, "kube-system": true, "kube-public": true, "kube-node-lease": true, "local-path-storage": true}
@@ -28,7 +24,7 @@ func Lint(s *Scenario, customCheck, customFault func(string) bool) Errors {
 			if ns := c.namespace(); ns != "" && !systemNamespaces[ns] && !created["Namespace//"+ns] {
 				v.add(g.name, path, "check %q names namespace %q, which the setup and faults never create", c.Name, ns)
 			}
-			if r := c.object(); r != nil && !created[r.Kind+"/"+r.Namespace+"/"+r.Name] && !systemNamespaces[r.Namespace] {
+			if r := c.object(); r != nil && !created[r.key()] && !systemNamespaces[r.Namespace] {
 				v.add(g.name, path, "check %q reads %s, which the setup and faults never create", c.Name, r)
 			}
 		}
@@ -46,14 +42,14 @@ func Lint(s *Scenario, customCheck, customFault func(string) bool) Errors {
 func (s *Scenario) createdObjects() map[string]bool {
 	out := map[string]bool{}
 	for _, b := range s.Builds {
-		out[b.Kind+"/"+b.Namespace+"/"+b.Name] = true
+		out[b.key()] = true
 	}
 	manifests := append([]string{}, s.Setup...)
 	for _, f := range s.Faults {
 		switch {
 		case f.Patch != nil:
 			// A patched object exists, or the fault fails: the cluster's own (the standard StorageClass).
-			out[f.Patch.Object.Kind+"/"+f.Patch.Object.Namespace+"/"+f.Patch.Object.Name] = true
+			out[f.Patch.Object.key()] = true
 		case f.Apply != nil:
 			manifests = append(manifests, f.Apply.Manifest)
 		case f.Webhook != nil:
@@ -74,7 +70,7 @@ func (s *Scenario) createdObjects() map[string]bool {
 			continue
 		}
 		for _, o := range objs {
-			out[fmt.Sprintf("%s/%s/%s", o.GetKind(), o.GetNamespace(), o.GetName())] = true
+			out[ObjectRef{Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName()}.key()] = true
 		}
 	}
 	return out
@@ -100,6 +96,9 @@ func (c *Check) namespace() string {
 	}
 	return ""
 }
+
+// key is how createdObjects names an object: "Kind/namespace/name".
+func (r ObjectRef) key() string { return r.Kind + "/" + r.Namespace + "/" + r.Name }
 
 // object is the object a check expects to exist (field and exists checks); nil for others. Absence checks and
 // cluster-scoped objects the cluster itself owns (a node) do not need a creator.
