@@ -1,5 +1,6 @@
-// Package coverage renders the catalogue's coverage by stage and by curriculum domain as Markdown tables and keeps the README's copy of it
-// current: the table between the coverage markers is generated, never edited by hand.
+// Package coverage renders the catalogue's coverage by stage and by curriculum domain as Markdown tables and
+// keeps the README's copy of them current: the text between the coverage markers is generated, never edited
+// by hand.
 package coverage
 
 import (
@@ -16,7 +17,8 @@ const (
 	End   = "<!-- coverage:end -->"
 )
 
-// Table is the Markdown tables: one row per journey stage, with its scenarios, then one per curriculum domain.
+// Table renders the Markdown tables: one row per journey stage, with its scenarios, then one per curriculum
+// domain.
 func Table(c *scenarios.Catalog) string {
 	byStage := map[journey.Stage][]string{}
 	for _, s := range c.All() {
