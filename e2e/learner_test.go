@@ -121,7 +121,7 @@ var _ = Describe("the learner's tools", Ordered, Label("learner"), func() {
 		Expect(progress.Stages).To(ContainElement(And(
 			HaveField("Stage", "image"), HaveField("Passes", BeNumerically(">=", 1)),
 			HaveField("Hints", BeNumerically(">=", 1)), HaveField("DiagnosesCorrect", BeNumerically(">=", 1)))))
-		Expect(lab.MustRun(ctx, "list", "--stage", "image").Stdout).To(MatchRegexp(image.ID + `\s+easy\s+5m\s+\d+/\d+ in `))
+		Expect(lab.MustRun(ctx, "list", "--stage", "image").Stdout).To(MatchRegexp(image.ID + `\s+repair\s+easy\s+5m\s+\d+/\d+ in `))
 	}, SpecTimeout(8*time.Minute))
 
 	It("sits a two-question exam: one question fixed, one not, scores 50%", func(ctx SpecContext) {
