@@ -67,15 +67,19 @@ func (s *Session) readRecord(ctx context.Context) (*Attempt, error) {
 }
 
 // unanswered says whether err means the API server could not answer the question at all: no connection, or
-// one that is still starting (5xx, 429) as it is right after a control-plane fix. A refusal (403, 404) is an
-// answer.
+// one that is still starting (5xx, 429) as it is right after a control-plane fix. A starting API server also
+// refuses lab's admin (401, 403) until its authorizers have synced: kubeadm's admin is authorized by RBAC
+// (kubeadm:cluster-admins), not by the system:masters group. A 404 is an answer.
 func unanswered(err error) bool {
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {
 		return true
 	}
-	code := status.Status().Code
-	return code >= 500 || code == http.StatusTooManyRequests
+	switch code := status.Status().Code; {
+	case code >= 500, code == http.StatusTooManyRequests, code == http.StatusForbidden, code == http.StatusUnauthorized:
+		return true
+	}
+	return false
 }
 
 func (s *Session) deleteRecord(ctx context.Context) error {

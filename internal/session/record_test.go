@@ -19,8 +19,9 @@ func TestUnansweredIsNoConnectionOrAServerStillStarting(t *testing.T) {
 		{"starting: 503", apierrors.NewServiceUnavailable("etcd is not ready"), true},
 		{"starting: 500", apierrors.NewInternalError(errors.New("poststarthook not finished")), true},
 		{"throttled: 429", apierrors.NewTooManyRequests("later", 1), true},
-		{"refused: 403", apierrors.NewForbidden(cm, "lab-attempt", errors.New("no")), false},
-		{"unauthorized: 401", apierrors.NewUnauthorized("who"), false},
+		{"authorizers not synced: 403", apierrors.NewForbidden(cm, "lab-attempt", errors.New("no")), true},
+		{"authenticators not ready: 401", apierrors.NewUnauthorized("who"), true},
+		{"no record: 404", apierrors.NewNotFound(cm, "lab-attempt"), false},
 	} {
 		if got := unanswered(tc.err); got != tc.want {
 			t.Errorf("%s: unanswered = %v, want %v", tc.name, got, tc.want)
