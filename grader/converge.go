@@ -602,6 +602,10 @@ func (v *view) podWaiting(p *corev1.Pod, since, now time.Time) ([]Waiting, bool)
 	if evidence.Ready(p) {
 		return nil, false
 	}
+	if v.nodeDown(p.Spec.NodeName) {
+		// Nothing on a node whose kubelet or runtime will not come back by itself starts.
+		return nil, true
+	}
 	statuses := append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...)
 	for _, cs := range statuses {
 		if cs.State.Waiting != nil && slices.Contains(stuckReasons, cs.State.Waiting.Reason) {

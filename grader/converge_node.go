@@ -158,6 +158,12 @@ func nodeWaiting(n corev1.Node, f *nodeFacts, firstRestarts int, since, now time
 	return nil
 }
 
+// nodeDown says whether a probed node's kubelet or runtime will not come back by itself.
+func (v *view) nodeDown(name string) bool {
+	f := v.facts[name]
+	return f != nil && (f.kubelet.down("the kubelet", v.firstRestarts[name]) != "" || f.containerd.down("containerd", 0) != "")
+}
+
 // unheardWaiting waits for a node whose kubelet renews its lease but has not reposted its status since the node
 // controller marked it Unknown (see evidence.Unheard): it will, and until then its Pods show NotReady, so a
 // correct fix to the API server or etcd is not judged before it has.

@@ -55,6 +55,15 @@ func TestPodWaiting(t *testing.T) {
 		{name: "image pull back-off is stuck", pod: pod("a", waitingIn("ImagePullBackOff")), wantStuck: true},
 		{name: "crash loop is stuck", pod: pod("a", waitingIn("CrashLoopBackOff")), wantStuck: true},
 		{name: "being created", pod: pod("a", waitingIn("ContainerCreating")), wantWait: "containers being created"},
+		{name: "being created on a node whose containerd is stopped is stuck", pod: pod("a", waitingIn("ContainerCreating")),
+			v:         view{facts: map[string]*nodeFacts{"lab-worker": {kubelet: unitFacts{state: "active", sub: "running"}, containerd: unitFacts{state: "inactive", sub: "dead"}}}},
+			wantStuck: true},
+		{name: "being created on a node whose kubelet keeps exiting is stuck", pod: pod("a", waitingIn("ContainerCreating")),
+			v:         view{facts: map[string]*nodeFacts{"lab-worker": {kubelet: unitFacts{state: "activating", sub: "auto-restart", restarts: 3}, containerd: unitFacts{state: "active", sub: "running"}}}},
+			wantStuck: true},
+		{name: "being created on a node whose units run", pod: pod("a", waitingIn("ContainerCreating")),
+			v:        view{facts: map[string]*nodeFacts{"lab-worker": {kubelet: unitFacts{state: "active", sub: "running"}, containerd: unitFacts{state: "active", sub: "running"}}}},
+			wantWait: "containers being created"},
 		{name: "a missing Secret volume is stuck", pod: pod("a", func(p *corev1.Pod) {
 			waitingIn("ContainerCreating")(p)
 			p.Spec.Volumes = []corev1.Volume{{Name: "s", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "tls"}}}}
