@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,6 +45,8 @@ type StaticPodPrior struct {
 	Node      string `json:"node"`
 	Component string `json:"component"`
 	UID       string `json:"uid"`
+	// Changed is when the manifest was changed: a kubelet started after it is one the learner restarted.
+	Changed time.Time `json:"changed,omitzero"`
 }
 
 // staticPodManifest replaces text (args old, new) in a component's manifest (args component) on a
@@ -67,7 +70,7 @@ func staticPodManifest(ctx context.Context, i *Injector, args map[string]string)
 	if len(pods) == 0 {
 		return fmt.Errorf("%s is not running on %s: the cluster is not at its baseline", component, n)
 	}
-	prior := &StaticPodPrior{Node: n.String(), Component: component, UID: pods[0].uid}
+	prior := &StaticPodPrior{Node: n.String(), Component: component, UID: pods[0].uid, Changed: time.Now()}
 	if err := i.ledger.Record(Entry{StaticPod: prior}); err != nil {
 		return err
 	}
@@ -116,8 +119,9 @@ func (i *Injector) revertStaticPod(ctx context.Context, p *StaticPodPrior) error
 		return err
 	}
 	// A kubelet restarted while the API server was down (a learner's attempt) never notices the restored
-	// manifest; a kubelet that starts reads every manifest afresh.
-	if err := restored(kubeletNotices); err != nil {
+	// manifest; a kubelet that starts reads every manifest afresh. One known to have been restarted since the
+	// manifest changed, with the Pod not back yet, is restarted at once rather than after kubeletNotices.
+	if restored(time.Second) != nil && (restartedSince(ctx, n, p.Changed) || restored(kubeletNotices) != nil) {
 		if _, err := node.Run(ctx, n, "systemctl", "restart", "kubelet"); err != nil {
 			return fmt.Errorf("restart the kubelet on %s to pick up the restored %s: %w", p.Node, p.Component, err)
 		}
@@ -142,6 +146,21 @@ func (i *Injector) revertStaticPod(ctx context.Context, p *StaticPodPrior) error
 		return err
 	}
 	return i.hearNodes(ctx, back)
+}
+
+// restartedSince says whether the kubelet on n is known to have started after t.
+func restartedSince(ctx context.Context, n nodes.Node, t time.Time) bool {
+	if t.IsZero() {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := node.Run(ctx, n, "systemctl", "show", "kubelet", "--timestamp=unix", "-p", "ActiveEnterTimestamp", "--value")
+	if err != nil {
+		return false
+	}
+	sec, err := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(out), "@"), 10, 64)
+	return err == nil && time.Unix(sec, 0).After(t)
 }
 
 // stopOtherThan stops, within a second, the running containers of component's static Pods on n other than
