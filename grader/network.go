@@ -36,6 +36,9 @@ func (e Env) endpoints(ctx context.Context, c *scenarios.EndpointsCheck) Result 
 	if n.ready >= c.Ready && (!c.Exactly || n.ready == c.Ready) {
 		return pass("%s", desc)
 	}
+	if c.Exactly && n.ready > c.Ready {
+		return Result{Evidence: fmt.Sprintf("%s, want exactly %d ready: its selector %s matches more Pods", desc, c.Ready, selectorString(svc.Spec.Selector)), Stage: journey.Service}
+	}
 	if n.notReady > 0 {
 		sel := selectorString(svc.Spec.Selector)
 		return e.traced(ctx, scenarios.PodSelector{Namespace: c.Namespace, Selector: sel}, &journey.ServiceInfo{Name: c.Service, ReadyEndpoints: n.ready}, desc)
