@@ -5,6 +5,9 @@ import "github.com/cka-lab/lab/internal/manifest"
 // systemNamespaces exist in every lab cluster, so checks may name them without a scenario creating them.
 var systemNamespaces = map[string]bool{"default": true, "kube-system": true, "kube-public": true, "kube-node-lease": true, "local-path-storage": true}
 
+// clusterObjects are the cluster-scoped objects every lab cluster has (kind's default StorageClass), by key.
+var clusterObjects = map[string]bool{"StorageClass//standard": true}
+
 // Lint checks what Validate cannot see alone: custom checks and faults exist in code (the predicates come from
 // the grader and injector registries), and every namespace or object a check names is created by the
 // scenario's setup or faults, is one the learner builds, or exists in every cluster.
@@ -24,7 +27,7 @@ func Lint(s *Scenario, customCheck, customFault func(string) bool) Errors {
 			if ns := c.namespace(); ns != "" && !systemNamespaces[ns] && !created["Namespace//"+ns] {
 				v.add(g.name, path, "check %q names namespace %q, which the setup and faults never create", c.Name, ns)
 			}
-			if r := c.object(); r != nil && !created[r.key()] && !systemNamespaces[r.Namespace] {
+			if r := c.object(); r != nil && !created[r.key()] && !systemNamespaces[r.Namespace] && !clusterObjects[r.key()] {
 				v.add(g.name, path, "check %q reads %s, which the setup and faults never create", c.Name, r)
 			}
 		}
