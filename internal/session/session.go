@@ -353,6 +353,9 @@ func (s *Session) sweep(ctx context.Context, base *baseline.Snapshot) ([]baselin
 			if err := baseline.Restore(ctx, s.Cluster.Clients, base, live); err != nil {
 				return nil, err
 			}
+			if err := baseline.RemoveExtraManifests(ctx, ns, base, live); err != nil {
+				return nil, err
+			}
 			restored = true
 		}
 		select {

@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,5 +47,25 @@ func TestDiffCleanAndResidue(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("residue:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestExtraManifestsAreTheStaticPodsTheBaselineLacks(t *testing.T) {
+	base := &Snapshot{Files: map[string]string{
+		"lab-worker:/etc/cni/net.d/10-kindnet.conflist":                   "a",
+		"lab-control-plane:/etc/kubernetes/manifests/kube-apiserver.yaml": "b",
+	}}
+	live := &Snapshot{Files: map[string]string{
+		"lab-worker:/etc/cni/net.d/10-kindnet.conflist":                   "a",
+		"lab-worker:/etc/cni/net.d/99-extra.conflist":                     "c",
+		"lab-worker:/etc/kubernetes/manifests/web.yaml":                   "d",
+		"lab-control-plane:/etc/kubernetes/manifests/kube-apiserver.yaml": "changed",
+		"lab-control-plane:/etc/kubernetes/manifests/kube-apiserver.bak":  "b",
+	}}
+	if got, want := extraManifests("lab-worker", base, live), []string{"/etc/kubernetes/manifests/web.yaml"}; !slices.Equal(got, want) {
+		t.Errorf("lab-worker: %v, want %v", got, want)
+	}
+	if got, want := extraManifests("lab-control-plane", base, live), []string{"/etc/kubernetes/manifests/kube-apiserver.bak"}; !slices.Equal(got, want) {
+		t.Errorf("lab-control-plane: %v, want %v (a changed manifest is the ledger's)", got, want)
 	}
 }

@@ -15,14 +15,16 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
 	"github.com/cka-lab/lab/internal/kube"
 	"github.com/cka-lab/lab/internal/namespace"
+	"github.com/cka-lab/lab/internal/node"
 )
 
 // Restore brings API objects and node specs back to base: extra objects are deleted, missing or changed ones
-// written back from the baseline. Files and services on nodes are the ledger's to restore; what is left of
-// them is reported by Diff.
+// written back from the baseline. Files and services on nodes are the ledger's to restore (static Pod
+// manifests the baseline lacks aside, see RemoveExtraManifests); what is left of them is reported by Diff.
 func Restore(ctx context.Context, c *kube.Clients, base, live *Snapshot) error {
 	var errs []error
 	// Namespaces first: deleting one removes everything in it, which the per-object pass would do slowly.
@@ -119,4 +121,36 @@ func provisionerWillDelete(ctx context.Context, c *kube.Clients, name string) bo
 		return false
 	}
 	return pv.Spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimDelete && pv.Status.Phase != corev1.VolumeAvailable
+}
+
+// manifestsDir is where the kubelet reads static Pods from on every kubeadm node.
+const manifestsDir = "/etc/kubernetes/manifests/"
+
+// RemoveExtraManifests deletes the static Pod manifests on ns that the baseline did not have: a static Pod a
+// learner built, or a backup copy left in the directory, which the kubelet runs as well. No ledger knows of
+// them; a manifest the baseline had is the ledger's to restore.
+func RemoveExtraManifests(ctx context.Context, ns []nodes.Node, base, live *Snapshot) error {
+	var errs []error
+	for _, n := range ns {
+		extra := extraManifests(n.String(), base, live)
+		if len(extra) == 0 {
+			continue
+		}
+		if _, err := node.Run(ctx, n, "rm", append([]string{"-f", "--"}, extra...)...); err != nil {
+			errs = append(errs, fmt.Errorf("remove static Pod manifests %s on %s: %w", strings.Join(extra, ", "), n, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// extraManifests are the paths of the static Pod manifests on the node named node that live has and base has not.
+func extraManifests(node string, base, live *Snapshot) []string {
+	var extra []string
+	for _, k := range slices.Sorted(maps.Keys(live.Files)) {
+		name, path, _ := strings.Cut(k, ":")
+		if _, ok := base.Files[k]; !ok && name == node && strings.HasPrefix(path, manifestsDir) {
+			extra = append(extra, path)
+		}
+	}
+	return extra
 }
