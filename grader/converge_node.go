@@ -44,6 +44,15 @@ func (u unitFacts) down(name string, firstRestarts int) string {
 	return ""
 }
 
+// down says why the node's kubelet or runtime will not come back by itself, or ""; firstRestarts is the
+// kubelet's restart count when the check began.
+func (f *nodeFacts) down(firstRestarts int) string {
+	if why := f.kubelet.down("the kubelet", firstRestarts); why != "" {
+		return why
+	}
+	return f.containerd.down("containerd", 0)
+}
+
 // nodeProbe reads a node's facts; manifests are the static Pod manifest paths to stat.
 type nodeProbe func(ctx context.Context, node string, manifests []string) (*nodeFacts, error)
 
@@ -127,10 +136,7 @@ func nodeWaiting(n corev1.Node, f *nodeFacts, firstRestarts int, since, now time
 	key, name := "node/"+n.Name, "node "+n.Name
 	ready := nodeReady(n)
 	if f != nil {
-		if why := f.kubelet.down("the kubelet", firstRestarts); why != "" {
-			return nodeDown(key, name, why, ready, since, now)
-		}
-		if why := f.containerd.down("containerd", 0); why != "" {
+		if why := f.down(firstRestarts); why != "" {
 			return nodeDown(key, name, why, ready, since, now)
 		}
 		// The kubelet posts its node's status right after it starts, whatever changed: until then the node's
@@ -161,7 +167,7 @@ func nodeWaiting(n corev1.Node, f *nodeFacts, firstRestarts int, since, now time
 // nodeDown says whether a probed node's kubelet or runtime will not come back by itself.
 func (v *view) nodeDown(name string) bool {
 	f := v.facts[name]
-	return f != nil && (f.kubelet.down("the kubelet", v.firstRestarts[name]) != "" || f.containerd.down("containerd", 0) != "")
+	return f != nil && f.down(v.firstRestarts[name]) != ""
 }
 
 // unheardWaiting waits for a node whose kubelet renews its lease but has not reposted its status since the node
