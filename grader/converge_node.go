@@ -108,8 +108,8 @@ func parseNodeFacts(out string) (*nodeFacts, error) {
 		found++
 		u.state, u.sub = props["ActiveState"], props["SubState"]
 		u.restarts, _ = strconv.Atoi(props["NRestarts"])
-		if sec, err := strconv.ParseInt(strings.TrimPrefix(props["ActiveEnterTimestamp"], "@"), 10, 64); err == nil && sec > 0 {
-			u.since = time.Unix(sec, 0)
+		if since, ok := node.ParseUnitTimestamp(props["ActiveEnterTimestamp"]); ok {
+			u.since = since
 		}
 	}
 	if found != len(units) {

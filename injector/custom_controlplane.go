@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -155,12 +154,8 @@ func restartedSince(ctx context.Context, n nodes.Node, t time.Time) bool {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	out, err := node.Run(ctx, n, "systemctl", "show", "kubelet", "--timestamp=unix", "-p", "ActiveEnterTimestamp", "--value")
-	if err != nil {
-		return false
-	}
-	sec, err := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(out), "@"), 10, 64)
-	return err == nil && time.Unix(sec, 0).After(t)
+	started, err := node.UnitStarted(ctx, n, "kubelet")
+	return err == nil && started.After(t)
 }
 
 // stopOtherThan stops, within a second, the running containers of component's static Pods on n other than

@@ -8,7 +8,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 )
@@ -79,4 +81,24 @@ func UnitState(ctx context.Context, n nodes.Node, unit string) (string, error) {
 		err = fmt.Errorf("systemctl is-active %s on %s printed %q", unit, n, state)
 	}
 	return "", fmt.Errorf("%w: %w", ErrUnitState, err)
+}
+
+// UnitStarted returns when a systemd unit last entered the active state; zero when it never has.
+func UnitStarted(ctx context.Context, n nodes.Node, unit string) (time.Time, error) {
+	out, err := Run(ctx, n, "systemctl", "show", unit, "--timestamp=unix", "-p", "ActiveEnterTimestamp", "--value")
+	if err != nil {
+		return time.Time{}, err
+	}
+	t, _ := ParseUnitTimestamp(strings.TrimSpace(out))
+	return t, nil
+}
+
+// ParseUnitTimestamp reads a timestamp as `systemctl show --timestamp=unix` prints it ("@1733400000"); false
+// when it is empty or zero (a unit that never started).
+func ParseUnitTimestamp(v string) (time.Time, bool) {
+	sec, err := strconv.ParseInt(strings.TrimPrefix(v, "@"), 10, 64)
+	if err != nil || sec <= 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(sec, 0), true
 }

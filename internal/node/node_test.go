@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/kind/pkg/exec"
 )
@@ -97,5 +98,24 @@ func TestPluginBinary(t *testing.T) {
 	}
 	if _, err := pluginBinary("x", "lab-worker", []byte(`{"name":"x"}`)); err == nil {
 		t.Error("a config without a plugin type must be an error")
+	}
+}
+
+func TestParseUnitTimestamp(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want time.Time
+		ok   bool
+	}{
+		{"@1733400000", time.Unix(1733400000, 0), true},
+		{"1733400000", time.Unix(1733400000, 0), true},
+		{"@0", time.Time{}, false},
+		{"", time.Time{}, false},
+		{"n/a", time.Time{}, false},
+	} {
+		got, ok := ParseUnitTimestamp(tc.in)
+		if ok != tc.ok || !got.Equal(tc.want) {
+			t.Errorf("ParseUnitTimestamp(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
 	}
 }
