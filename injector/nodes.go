@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/cka-lab/lab/internal/kube"
 	"github.com/cka-lab/lab/scenarios"
 )
 
@@ -38,13 +36,20 @@ func (i *Injector) updateNode(ctx context.Context, name string, change func(*cor
 	})
 }
 
+// taint adds the taint; a NoSchedule or NoExecute one is then known to repel Pods from the node.
 func (i *Injector) taint(ctx context.Context, t *scenarios.TaintFault) error {
-	return i.updateNode(ctx, t.Node, func(n *corev1.Node) {
+	var others []corev1.Taint
+	err := i.updateNode(ctx, t.Node, func(n *corev1.Node) {
 		n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(x corev1.Taint) bool {
 			return x.Key == t.Key && string(x.Effect) == t.Effect
 		})
+		others = slices.Clone(n.Spec.Taints)
 		n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
 	})
+	if err != nil || corev1.TaintEffect(t.Effect) == corev1.TaintEffectPreferNoSchedule {
+		return err
+	}
+	return i.schedulerRepels(ctx, t.Node, others)
 }
 
 func (i *Injector) label(ctx context.Context, l *scenarios.LabelFault) error {
@@ -59,31 +64,16 @@ func (i *Injector) label(ctx context.Context, l *scenarios.LabelFault) error {
 	})
 }
 
-// cordonSeen bounds the wait for the node controller's echo of a cordon.
-const cordonSeen = 20 * time.Second
-
-// cordon marks the node unschedulable and waits until the node controller has tainted it
-// node.kubernetes.io/unschedulable. The scheduler gets the same node update from the API server, so by the time
-// the controller has reacted to it the scheduler has almost always applied it too: a Pod applied right after a
-// bare update was seen scheduled onto the cordoned node on a loaded machine.
+// cordon marks the node unschedulable; the scheduler is then known to repel Pods from it.
 func (i *Injector) cordon(ctx context.Context, node string) error {
+	before, err := i.env.Clients.Kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("read node %s: %w", node, err)
+	}
 	if err := i.updateNode(ctx, node, func(n *corev1.Node) { n.Spec.Unschedulable = true }); err != nil {
 		return err
 	}
-	nodes := i.env.Clients.Kube.CoreV1().Nodes()
-	err := kube.Poll(ctx, 200*time.Millisecond, cordonSeen, func(ctx context.Context) (bool, error) {
-		n, err := nodes.Get(ctx, node, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		return slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool {
-			return t.Key == corev1.TaintNodeUnschedulable
-		}), nil
-	})
-	if err != nil {
-		return fmt.Errorf("cordon %s: the node controller did not taint it unschedulable within %s: %w", node, cordonSeen, err)
-	}
-	return nil
+	return i.schedulerRepels(ctx, node, before.Spec.Taints)
 }
 
 // revertNode puts back the node's labels, taints and schedulability exactly as recorded, which also undoes
