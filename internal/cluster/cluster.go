@@ -178,15 +178,20 @@ func (e *NotLabError) Unwrap() error { return ErrNotLab }
 func (p *Provider) Exists(ctx context.Context, name string) (bool, error) {
 	names, err := p.kind.List()
 	if err != nil {
-		// Most often Docker itself: its one-line error says what to do, kind's quotes a docker command.
-		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		if _, dockerErr := hostenv.CheckDocker(ctx); dockerErr != nil {
-			return false, dockerErr
-		}
-		return false, fmt.Errorf("list kind clusters: %w", err)
+		return false, dockerFirst(ctx, fmt.Errorf("list kind clusters: %w", err))
 	}
 	return slices.Contains(names, name), nil
+}
+
+// dockerFirst returns Docker's own error when Docker is why err happened: its one-line error says what to
+// do, kind's and the docker CLI's quote a command.
+func dockerFirst(ctx context.Context, err error) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, dockerErr := hostenv.CheckDocker(ctx); dockerErr != nil {
+		return dockerErr
+	}
+	return err
 }
 
 // kindNodes counts the node containers of every kind cluster on the machine, lab's or not.
@@ -209,10 +214,13 @@ func (p *Provider) kindNodes() (int, error) {
 // Get returns the named cluster after proving it is lab's: lab's record exists, and the marker read through
 // lab's own kubeconfig carries the record's ID.
 func (p *Provider) Get(ctx context.Context, name string) (*Cluster, error) {
-	exists, err := p.Exists(ctx, name)
+	// One docker call says both whether the cluster exists (kind's clusters are its labelled containers) and
+	// whether its nodes run: every lab command starts here.
+	states, err := nodeContainers(ctx, name)
 	if err != nil {
-		return nil, err
+		return nil, dockerFirst(ctx, err)
 	}
+	exists := len(states) > 0
 	var rec Record
 	recErr := p.store.Read(name, recordFile, &rec)
 	if !exists {
@@ -227,9 +235,7 @@ func (p *Provider) Get(ctx context.Context, name string) (*Cluster, error) {
 	if recErr != nil {
 		return nil, recErr
 	}
-	if stopped, err := stoppedNodes(ctx, name); err != nil {
-		return nil, err
-	} else if len(stopped) > 0 {
+	if stopped := notRunning(states); len(stopped) > 0 {
 		return nil, fmt.Errorf("lab cluster %q has stopped node containers (%s), as after a Docker restart: "+
 			"run `lab cluster create --name %s` to start them again: %w", name, strings.Join(stopped, ", "), name, ErrStopped)
 	}

@@ -34,6 +34,11 @@ func stoppedNodes(ctx context.Context, name string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return notRunning(states), nil
+}
+
+// notRunning lists, sorted, the node containers whose state is not running.
+func notRunning(states map[string]string) []string {
 	var stopped []string
 	for n, st := range states {
 		if st != "running" {
@@ -41,7 +46,7 @@ func stoppedNodes(ctx context.Context, name string) ([]string, error) {
 		}
 	}
 	sort.Strings(stopped)
-	return stopped, nil
+	return stopped
 }
 
 // runningNodes lists the cluster's running node containers.
