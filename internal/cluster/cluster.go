@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -67,18 +68,32 @@ type Cluster struct {
 	provider *kindcluster.Provider
 	// Namespace is set for a shared cluster (see Attach): the only namespace lab may change there.
 	Namespace string
+
+	nodesMu sync.Mutex
+	nodes   []nodes.Node
 }
 
-// Nodes lists the cluster's kind nodes (containers).
+// Nodes lists the cluster's kind nodes (containers). The list is read once per Cluster: kind asks Docker
+// once and then once more per node for its role, and the injector and the grader ask for a node before every
+// node file and every node check; a cluster's containers stay the same until it is created again, which
+// makes a new Cluster.
 func (c *Cluster) Nodes() ([]nodes.Node, error) {
 	if c.Shared() {
 		return nil, fmt.Errorf("%s is a namespace of a shared cluster: lab reaches no node there", c.Name)
+	}
+	c.nodesMu.Lock()
+	defer c.nodesMu.Unlock()
+	if c.nodes != nil {
+		return slices.Clone(c.nodes), nil
 	}
 	ns, err := c.provider.ListInternalNodes(c.Name)
 	if err != nil {
 		return nil, fmt.Errorf("list nodes of %s: %w", c.Name, err)
 	}
-	return ns, nil
+	if len(ns) > 0 {
+		c.nodes = ns
+	}
+	return slices.Clone(ns), nil
 }
 
 // Node returns the kind node with the given name (a Kubernetes node name is its container name), or the
