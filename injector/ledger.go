@@ -51,6 +51,9 @@ type FilePrior struct {
 	Existed bool   `json:"existed"`
 	SHA256  string `json:"sha256,omitempty"`
 	Backup  string `json:"backup,omitempty"`
+	// CreatedDir is the outermost directory the fault created to write a new file: reset removes it with
+	// whatever the learner added inside (a scenario's project tree, such as a Kustomize base and overlay).
+	CreatedDir string `json:"createdDir,omitempty"`
 }
 
 // UnitPrior is a systemd unit inside a node container.

@@ -25,11 +25,24 @@ func (i *Injector) recordFile(ctx context.Context, n nodes.Node, path string) er
 	if i.ledger.Has(e) {
 		return nil
 	}
-	sum, existed, err := node.FileDigest(ctx, n, path)
+	// One command: the file's digest, or for a missing file the outermost missing ancestor directory, which
+	// writeNodeFile will create.
+	out, err := node.Run(ctx, n, "sh", "-c", `if [ -e "$1" ]; then sha256sum "$1"; exit; fi
+d=$(dirname "$1"); top=; while [ ! -e "$d" ]; do top=$d; d=$(dirname "$d"); done; echo "absent $top"`, "sh", path)
 	if err != nil {
 		return err
 	}
-	e.File.Existed, e.File.SHA256 = existed, sum
+	existed := !strings.HasPrefix(out, "absent")
+	if existed {
+		f := strings.Fields(out)
+		if len(f) == 0 {
+			return fmt.Errorf("sha256sum %s on %s printed nothing", path, n)
+		}
+		e.File.SHA256 = f[0]
+	} else {
+		e.File.CreatedDir = strings.TrimSpace(strings.TrimPrefix(out, "absent"))
+	}
+	e.File.Existed = existed
 	if existed {
 		h := sha256.Sum256([]byte(n.String() + path))
 		e.File.Backup = backupDir + "/" + hex.EncodeToString(h[:8])
@@ -73,9 +86,10 @@ func (i *Injector) nodeFile(ctx context.Context, f *scenarios.NodeFileFault) err
 	return err
 }
 
-// writeNodeFile replaces a file's content in place (keeping its mode and owner), as an editor on the node does.
+// writeNodeFile replaces a file's content in place (keeping its mode and owner), as an editor on the node does,
+// creating its directory if need be.
 func writeNodeFile(ctx context.Context, n nodes.Node, path, content string) error {
-	cmd := n.CommandContext(ctx, "sh", "-c", `cat > "$1"`, "sh", path)
+	cmd := n.CommandContext(ctx, "sh", "-c", `mkdir -p "$(dirname "$1")" && cat > "$1"`, "sh", path)
 	cmd.SetStdin(strings.NewReader(content))
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("write %s on %s: %w", path, n, exec.RunErrorForError(err))
@@ -89,7 +103,7 @@ func (i *Injector) revertFile(ctx context.Context, p *FilePrior) error {
 		return err
 	}
 	if !p.Existed {
-		_, err := node.Run(ctx, n, "rm", "-f", p.Path)
+		_, err := node.Run(ctx, n, "rm", "-rf", "--", p.Path, p.CreatedDir)
 		return err
 	}
 	sum, _, err := node.FileDigest(ctx, n, p.Path)
