@@ -3,6 +3,7 @@ package grader
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -35,6 +36,10 @@ func (e Env) podsReady(ctx context.Context, c *scenarios.PodsReady) Result {
 				continue
 			}
 		}
+		if why := containerImages(&p, c.Containers); why != "" {
+			other = why
+			continue
+		}
 		if c.Node != "" && p.Spec.NodeName != c.Node {
 			elsewhere = fmt.Sprintf("Pod %s is Ready on node %s, not on %s", p.Name, p.Spec.NodeName, c.Node)
 			continue
@@ -53,6 +58,21 @@ func (e Env) podsReady(ctx context.Context, c *scenarios.PodsReady) Result {
 		summary += "; " + other
 	}
 	return e.traced(ctx, c.PodSelector, nil, summary)
+}
+
+// containerImages says why p does not run the images want names by container, "" when it does.
+func containerImages(p *corev1.Pod, want map[string]string) string {
+	names := slices.Sorted(maps.Keys(want))
+	for _, name := range names {
+		i := slices.IndexFunc(p.Spec.Containers, func(c corev1.Container) bool { return c.Name == name })
+		if i < 0 {
+			return fmt.Sprintf("Pod %s has no container %s", p.Name, name)
+		}
+		if got := p.Spec.Containers[i].Image; !sameImage(got, want[name]) {
+			return fmt.Sprintf("Pod %s's container %s runs %s, want %s", p.Name, name, got, want[name])
+		}
+	}
+	return ""
 }
 
 // traced fails with the journey's verdict on the selected Pods: the stage they stopped at and why.

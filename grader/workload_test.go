@@ -89,3 +89,22 @@ func TestCurrentOwnerOfStatefulSetsAndUnobservedDeployments(t *testing.T) {
 		}
 	}
 }
+
+// A Pod counts for podsReady's containers only with every named container running the image, in any
+// spelling the runtime resolves the same.
+func TestContainerImages(t *testing.T) {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-1"}, Spec: corev1.PodSpec{Containers: []corev1.Container{
+		{Name: "web", Image: "nginx:1.27"}, {Name: "log-agent", Image: "docker.io/library/busybox:1.36"},
+	}}}
+	for want, why := range map[string]string{
+		"busybox:1.36": "",
+		"busybox:1.63": "Pod web-1's container log-agent runs docker.io/library/busybox:1.36, want busybox:1.63",
+	} {
+		if got := containerImages(p, map[string]string{"log-agent": want, "web": "nginx:1.27"}); got != why {
+			t.Errorf("want log-agent %s: got %q, want %q", want, got, why)
+		}
+	}
+	if got := containerImages(p, map[string]string{"agent": "busybox:1.36"}); got != "Pod web-1 has no container agent" {
+		t.Errorf("missing container: got %q", got)
+	}
+}

@@ -54,6 +54,10 @@ type PodsReady struct {
 	PodSelector `yaml:",inline"`
 	Count       int    `yaml:"count"`
 	Node        string `yaml:"node"`
+	// Containers maps container names to the image each must run, compared as the runtime resolves
+	// references: a Pod counts only with every one of them. The Pods are what admission made of the
+	// template (an injected sidecar), which the workload's own spec does not show.
+	Containers map[string]string `yaml:"containers"`
 }
 
 // PodState: some matching Pod is in this state. Reason matches a container's (or init container's) waiting or
