@@ -27,11 +27,12 @@ var (
 	seed    int64
 	// Past this much time in the suite, a scenario's second and later wrong fixes, its alternative fixes and
 	// its shortcut probes are skipped (its first wrong fix and its reference solution always run), so `make
-	// test` stays inside CI's limit on a slow box; `make e2e-seeds` sets no budget and runs them all. With 41
-	// scenarios and 40 minutes the suite took 60.5 minutes (CI run 31); with 60 and 25 minutes, 58 minutes
-	// (stop 30's run). 5 more scenarios add about 10 specs that always run (about 3.5 minutes on 2
-	// processes), so the budget shrank to 20 minutes.
-	extrasBudget = envDuration("E2E_EXTRAS_BUDGET", 20*time.Minute)
+	// test` stays inside CI's limit on a slow box; `make e2e-seeds` sets no budget and runs them all. With 60
+	// scenarios and 25 minutes the suite took 58 minutes (stop 30's run). With 64 and 20 minutes, run 35 hit
+	// ginkgo's 80-minute timeout in its last spec on a machine running 1.47 times slower than in run 33
+	// (median over the 124 specs both ran; cluster creation 2m22s against 1m34s). 10 minutes keeps that
+	// case inside the timeout until per-spec cost comes down (issue 19).
+	extrasBudget = envDuration("E2E_EXTRAS_BUDGET", 10*time.Minute)
 	suiteStart   = time.Now()
 )
 
