@@ -592,10 +592,8 @@ func (v *view) podWaiting(p *corev1.Pod, since, now time.Time) ([]Waiting, bool)
 		return nil, false
 	}
 	if p.Spec.NodeName == "" {
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-				return nil, true
-			}
+		if evidence.Unschedulable(p) {
+			return nil, true
 		}
 		return []Waiting{{Key: key + "|unscheduled", What: name + ": waiting for the scheduler", Quick: true, After: v.leadSince("kube-scheduler", now)}}, false
 	}

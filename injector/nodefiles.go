@@ -25,24 +25,11 @@ func (i *Injector) recordFile(ctx context.Context, n nodes.Node, path string) er
 	if i.ledger.Has(e) {
 		return nil
 	}
-	// One command: the file's digest, or for a missing file the outermost missing ancestor directory, which
-	// writeNodeFile will create.
-	out, err := node.Run(ctx, n, "sh", "-c", `if [ -e "$1" ]; then sha256sum "$1"; exit; fi
-d=$(dirname "$1"); top=; while [ ! -e "$d" ]; do top=$d; d=$(dirname "$d"); done; echo "absent $top"`, "sh", path)
+	sum, existed, missingDir, err := node.FileDigest(ctx, n, path)
 	if err != nil {
 		return err
 	}
-	existed := !strings.HasPrefix(out, "absent")
-	if existed {
-		f := strings.Fields(out)
-		if len(f) == 0 {
-			return fmt.Errorf("sha256sum %s on %s printed nothing", path, n)
-		}
-		e.File.SHA256 = f[0]
-	} else {
-		e.File.CreatedDir = strings.TrimSpace(strings.TrimPrefix(out, "absent"))
-	}
-	e.File.Existed = existed
+	e.File.Existed, e.File.SHA256, e.File.CreatedDir = existed, sum, missingDir
 	if existed {
 		h := sha256.Sum256([]byte(n.String() + path))
 		e.File.Backup = backupDir + "/" + hex.EncodeToString(h[:8])
@@ -106,7 +93,7 @@ func (i *Injector) revertFile(ctx context.Context, p *FilePrior) error {
 		_, err := node.Run(ctx, n, "rm", "-rf", "--", p.Path, p.CreatedDir)
 		return err
 	}
-	sum, _, err := node.FileDigest(ctx, n, p.Path)
+	sum, _, _, err := node.FileDigest(ctx, n, p.Path)
 	if err != nil {
 		return err
 	}

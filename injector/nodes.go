@@ -66,14 +66,15 @@ func (i *Injector) label(ctx context.Context, l *scenarios.LabelFault) error {
 
 // cordon marks the node unschedulable; the scheduler is then known to repel Pods from it.
 func (i *Injector) cordon(ctx context.Context, node string) error {
-	before, err := i.env.Clients.Kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	var before []corev1.Taint
+	err := i.updateNode(ctx, node, func(n *corev1.Node) {
+		before = slices.Clone(n.Spec.Taints)
+		n.Spec.Unschedulable = true
+	})
 	if err != nil {
-		return fmt.Errorf("read node %s: %w", node, err)
-	}
-	if err := i.updateNode(ctx, node, func(n *corev1.Node) { n.Spec.Unschedulable = true }); err != nil {
 		return err
 	}
-	return i.schedulerRepels(ctx, node, before.Spec.Taints)
+	return i.schedulerRepels(ctx, node, before)
 }
 
 // revertNode puts back the node's labels, taints and schedulability exactly as recorded, which also undoes

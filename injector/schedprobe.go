@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cka-lab/lab/internal/journey/evidence"
 	"github.com/cka-lab/lab/internal/kube"
 )
 
@@ -29,7 +30,7 @@ func (i *Injector) schedulerRepels(ctx context.Context, node string, before []co
 			if err != nil {
 				return false, nil
 			}
-			if p.Spec.NodeName == "" && !unschedulable(p) {
+			if p.Spec.NodeName == "" && !evidence.Unschedulable(p) {
 				return false, nil
 			}
 			if err := i.removeProbe(ctx, last); err != nil {
@@ -53,15 +54,6 @@ func (i *Injector) schedulerRepels(ctx context.Context, node string, before []co
 		return fmt.Errorf("the scheduler did not start repelling Pods from %s within %s: %w", node, schedulerSync, err)
 	}
 	return nil
-}
-
-func unschedulable(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-			return true
-		}
-	}
-	return false
 }
 
 func (i *Injector) removeProbe(ctx context.Context, name string) error {

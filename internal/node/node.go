@@ -43,20 +43,23 @@ func ReadFile(ctx context.Context, n nodes.Node, path string) (content string, e
 	return out, true, nil
 }
 
-// FileDigest returns a file's SHA-256, or exists false when there is no such file.
-func FileDigest(ctx context.Context, n nodes.Node, path string) (sum string, exists bool, err error) {
-	out, err := Run(ctx, n, "sh", "-c", `if [ -e "$1" ]; then sha256sum "$1"; else echo absent; fi`, "sh", path)
+// FileDigest returns a file's SHA-256, or exists false when there is no such file; then missingDir is the
+// outermost of its ancestor directories that is missing too ("" when its directory exists), which whoever
+// writes the file will create.
+func FileDigest(ctx context.Context, n nodes.Node, path string) (sum string, exists bool, missingDir string, err error) {
+	out, err := Run(ctx, n, "sh", "-c", `if [ -e "$1" ]; then sha256sum "$1"; exit; fi
+d=$(dirname "$1"); top=; while [ ! -e "$d" ]; do top=$d; d=$(dirname "$d"); done; echo "absent $top"`, "sh", path)
 	if err != nil {
-		return "", false, err
+		return "", false, "", err
 	}
-	if strings.TrimSpace(out) == "absent" {
-		return "", false, nil
+	if rest, ok := strings.CutPrefix(out, "absent"); ok {
+		return "", false, strings.TrimSpace(rest), nil
 	}
 	f := strings.Fields(out)
 	if len(f) == 0 {
-		return "", false, fmt.Errorf("sha256sum %s on %s printed nothing", path, n)
+		return "", false, "", fmt.Errorf("sha256sum %s on %s printed nothing", path, n)
 	}
-	return f[0], true, nil
+	return f[0], true, "", nil
 }
 
 // unitStates are the states `systemctl is-active` prints; it exits non-zero for every one but "active", so

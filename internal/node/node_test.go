@@ -78,11 +78,14 @@ func TestReadFileAndDigest(t *testing.T) {
 	if got, ok, err := ReadFile(ctx, fakeNode{out: "a: b\n"}, "/x"); !ok || err != nil || got != "a: b\n" {
 		t.Fatalf("ReadFile = %q %v %v", got, ok, err)
 	}
-	if _, ok, err := FileDigest(ctx, fakeNode{out: "absent\n"}, "/x"); ok || err != nil {
-		t.Fatalf("absent digest: %v %v", ok, err)
+	if _, ok, dir, err := FileDigest(ctx, fakeNode{out: "absent \n"}, "/x"); ok || dir != "" || err != nil {
+		t.Fatalf("absent digest: %v %q %v", ok, dir, err)
 	}
-	if got, ok, err := FileDigest(ctx, fakeNode{out: "abc123  /x\n"}, "/x"); !ok || err != nil || got != "abc123" {
-		t.Fatalf("FileDigest = %q %v %v", got, ok, err)
+	if _, ok, dir, err := FileDigest(ctx, fakeNode{out: "absent /opt/deploy\n"}, "/opt/deploy/web/base/k.yaml"); ok || dir != "/opt/deploy" || err != nil {
+		t.Fatalf("absent digest in a missing directory: %v %q %v", ok, dir, err)
+	}
+	if got, ok, dir, err := FileDigest(ctx, fakeNode{out: "abc123  /x\n"}, "/x"); !ok || dir != "" || err != nil || got != "abc123" {
+		t.Fatalf("FileDigest = %q %v %q %v", got, ok, dir, err)
 	}
 }
 

@@ -142,6 +142,16 @@ func Ready(p *corev1.Pod) bool {
 	return false
 }
 
+// Unschedulable reports a Pod the scheduler has tried and found no node for.
+func Unschedulable(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return true
+		}
+	}
+	return false
+}
+
 // EventsFor lists events about objects of a kind whose name starts with prefix.
 func EventsFor(ctx context.Context, kc kubernetes.Interface, ns, kind, prefix string) ([]corev1.Event, error) {
 	opts := metav1.ListOptions{}
