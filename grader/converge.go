@@ -140,8 +140,8 @@ func targetsOf(q Question) targets {
 			probe(c.NodeReady.Node)
 		case c.KubeletConfig != nil:
 			probe(c.KubeletConfig.Node)
-		case c.ManifestFlag != nil:
-			probe(c.ManifestFlag.Node, manifestDir+c.ManifestFlag.Component+".yaml")
+		case c.RunningFlag != nil:
+			probe(c.RunningFlag.Node, manifestDir+c.RunningFlag.Component+".yaml")
 		case c.NodeFile != nil:
 			probe(c.NodeFile.Node, c.NodeFile.Path)
 		case c.NodeExec != nil:

@@ -339,6 +339,30 @@ func TestFlagOfReadsTheManifestAsTheKubeletDoes(t *testing.T) {
 	}
 }
 
+func TestFlagOKReadsEqualsOrAControllersList(t *testing.T) {
+	etcd := &scenarios.RunningFlag{Flag: "etcd-servers", Equals: []string{"https://127.0.0.1:2379", "https://localhost:2379"}}
+	kcm := &scenarios.RunningFlag{Flag: "controllers", Enables: "deployment-controller"}
+	cases := []struct {
+		name  string
+		c     *scenarios.RunningFlag
+		value string
+		found bool
+		want  bool
+	}{
+		{"one of the values", etcd, "https://localhost:2379", true, true},
+		{"another value", etcd, "https://127.0.0.1:2380", true, false},
+		{"unset, with values wanted", etcd, "", false, false},
+		{"kubeadm's list", kcm, "*,bootstrapsigner,tokencleaner", true, true},
+		{"switched off", kcm, "*,bootstrapsigner,tokencleaner,-deployment-controller", true, false},
+		{"unset is every default controller", kcm, "", false, true},
+	}
+	for _, c := range cases {
+		if got := flagOK(c.c, c.value, c.found); got != c.want {
+			t.Errorf("%s: flagOK = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 func TestConfigField(t *testing.T) {
 	raw := []byte(`{"kubeletconfig":{"authentication":{"x509":{"clientCAFile":"/etc/kubernetes/pki/ca.crt"}},"maxPods":110}}`)
 	for field, want := range map[string]string{"authentication.x509.clientCAFile": "/etc/kubernetes/pki/ca.crt", "maxPods": "110", "authentication.webhook.enabled": ""} {

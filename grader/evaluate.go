@@ -80,8 +80,8 @@ func Evaluate(ctx context.Context, env Env, c scenarios.Check) Result {
 		return env.notClusterAdmin(ctx, c.NotClusterAdmin)
 	case c.KubeletConfig != nil:
 		return env.kubeletConfig(ctx, c.KubeletConfig)
-	case c.ManifestFlag != nil:
-		return env.manifestFlag(ctx, c.ManifestFlag)
+	case c.RunningFlag != nil:
+		return env.runningFlag(ctx, c.RunningFlag)
 	case c.NodeFile != nil:
 		return env.nodeFile(ctx, c.NodeFile)
 	case c.NodeExec != nil:

@@ -111,38 +111,68 @@ func (e Env) nodeExec(ctx context.Context, c *scenarios.NodeExecCheck) Result {
 	return e.fail("no node %s", c.Node)
 }
 
-// manifestFlag reads a component's flag from its static Pod manifest, parsed, not matched as text.
-func (e Env) manifestFlag(ctx context.Context, c *scenarios.ManifestFlag) Result {
+// runningFlag reads a control-plane component's flag from the command line its process runs with on the node:
+// what the kubelet started, not what its manifest says, so a manifest fixed but not yet picked up still fails
+// and the evidence says so. The process and the manifest are read in one command inside the node.
+func (e Env) runningFlag(ctx context.Context, c *scenarios.RunningFlag) Result {
 	ns, err := e.Nodes()
 	if err != nil {
 		return e.fail("list nodes: %v", err)
 	}
 	path := manifestDir + c.Component + ".yaml"
+	script := `p=$(pgrep -n -f '^(\S*/)?` + c.Component + `( |$)') && tr '\0' '\n' < /proc/$p/cmdline; echo ` + manifestMark + `; cat ` + path + ` 2>/dev/null || true`
 	for _, n := range ns {
 		if n.String() != c.Node {
 			continue
 		}
-		text, exists, err := node.ReadFile(ctx, n, path)
+		out, err := node.Run(ctx, n, "sh", "-c", script)
 		if err != nil {
-			return e.fail("read %s on %s: %v", path, c.Node, err)
+			return e.fail("read the command line of %s on node %s: %v", c.Component, c.Node, err)
 		}
-		if !exists {
-			return e.fail("%s on node %s does not exist", path, c.Node)
+		running, manifest, _ := strings.Cut(out, manifestMark+"\n")
+		desc := fmt.Sprintf("the running %s on node %s", c.Component, c.Node)
+		if strings.TrimSpace(running) == "" {
+			return Result{Evidence: desc + " is not running", Stage: journey.Kubelet}
 		}
-		value, found, err := flagOf(text, c.Component, c.Flag)
-		if err != nil {
-			return e.fail("%s on node %s: %v", path, c.Node, err)
+		value, found := lastFlag(strings.Split(strings.TrimRight(running, "\n"), "\n"), c.Flag)
+		if flagOK(c, value, found) {
+			if !found {
+				return pass("%s has no --%s", desc, c.Flag)
+			}
+			return pass("%s has --%s=%s", desc, c.Flag, value)
 		}
-		desc := fmt.Sprintf("--%s in %s on node %s", c.Flag, path, c.Node)
-		switch {
-		case !found:
-			return e.fail("%s is not set, want %s", desc, strings.Join(c.Equals, " or "))
-		case slices.Contains(c.Equals, value):
-			return pass("%s is %s", desc, value)
+		got := fmt.Sprintf("%s has --%s=%s", desc, c.Flag, value)
+		if !found {
+			got = fmt.Sprintf("%s has no --%s", desc, c.Flag)
 		}
-		return e.fail("%s is %s, want %s", desc, value, strings.Join(c.Equals, " or "))
+		// The manifest may already be right: then the kubelet has not restarted the component yet.
+		if mv, mfound, err := flagOf(manifest, c.Component, c.Flag); err == nil && flagOK(c, mv, mfound) {
+			got += fmt.Sprintf(" (%s already has %s: the kubelet has not restarted it from there yet)", path, flagText(c.Flag, mv, mfound))
+		}
+		return e.fail("%s, want %s", got, c.Want())
 	}
 	return e.fail("no node %s", c.Node)
+}
+
+// flagOK says whether a flag's value (or its absence) is what the check wants.
+func flagOK(c *scenarios.RunningFlag, value string, found bool) bool {
+	if c.Enables != "" {
+		if !found {
+			value = "*"
+		}
+		return scenarios.EnablesController(value, c.Enables)
+	}
+	return found && slices.Contains(c.Equals, value)
+}
+
+// manifestMark separates a process's arguments from its manifest in runningFlag's output.
+const manifestMark = "--- manifest ---"
+
+func flagText(flag, value string, found bool) string {
+	if !found {
+		return "no --" + flag
+	}
+	return "--" + flag + "=" + value
 }
 
 // flagOf finds a flag in the command line of a static Pod manifest's container named component (or its only
@@ -158,6 +188,12 @@ func flagOf(manifest, component, flag string) (value string, found bool, err err
 			args = append(slices.Clone(ctr.Command), ctr.Args...)
 		}
 	}
+	value, found = lastFlag(args, flag)
+	return value, found, nil
+}
+
+// lastFlag is the last --flag=value or --flag value in args, as a component's flag parsing takes it.
+func lastFlag(args []string, flag string) (value string, found bool) {
 	for i, a := range args {
 		switch {
 		case strings.HasPrefix(a, "--"+flag+"="):
@@ -166,7 +202,7 @@ func flagOf(manifest, component, flag string) (value string, found bool, err err
 			value, found = args[i+1], true
 		}
 	}
-	return value, found, nil
+	return value, found
 }
 
 // kubeletConfig reads a field of the running kubelet's configuration from its configz endpoint.

@@ -1,5 +1,7 @@
 package scenarios
 
+import "strings"
+
 // Check is one grader assertion over live cluster state; exactly one kind is set. Checks are also used as
 // symptoms (what must be true once the fault is in).
 //
@@ -32,7 +34,7 @@ type Check struct {
 	NotClusterAdmin *SubjectCheck    `yaml:"notClusterAdmin"`
 	Grants          *GrantsCheck     `yaml:"grants"`
 	NodeFile        *NodeFileCheck   `yaml:"nodeFile"`
-	ManifestFlag    *ManifestFlag    `yaml:"manifestFlag"`
+	RunningFlag     *RunningFlag     `yaml:"runningFlag"`
 	KubeletConfig   *KubeletConfig   `yaml:"kubeletConfig"`
 	Tolerates       *TolerationCheck `yaml:"tolerates"`
 	Container       *ContainerCheck  `yaml:"container"`
@@ -214,7 +216,7 @@ func (c *Check) Kind() (string, int) {
 		{"sameObject", c.SameObject != nil},
 		{"admission", c.Admission != nil}, {"endpoints", c.Endpoints != nil}, {"http", c.HTTP != nil},
 		{"nodeTaint", c.NodeTaint != nil}, {"nodeReady", c.NodeReady != nil},
-		{"notClusterAdmin", c.NotClusterAdmin != nil}, {"grants", c.Grants != nil}, {"nodeFile", c.NodeFile != nil}, {"manifestFlag", c.ManifestFlag != nil},
+		{"notClusterAdmin", c.NotClusterAdmin != nil}, {"grants", c.Grants != nil}, {"nodeFile", c.NodeFile != nil}, {"runningFlag", c.RunningFlag != nil},
 		{"kubeletConfig", c.KubeletConfig != nil}, {"tolerates", c.Tolerates != nil},
 		{"container", c.Container != nil}, {"nodeExec", c.NodeExec != nil}, {"exec", c.Exec != nil}, {"logs", c.Logs != nil},
 		{"custom", c.Custom != nil},
@@ -246,14 +248,41 @@ type GrantRule struct {
 	Verbs     []string `yaml:"verbs"`
 }
 
-// ManifestFlag reads a flag of a control-plane component from its static Pod manifest on a node, parsed as
-// the kubelet reads it: quoting, indentation and --flag value or --flag=value do not matter, and the last
-// occurrence wins as it does for the component. It passes when the value is one of Equals.
-type ManifestFlag struct {
+// RunningFlag reads a flag of a control-plane component from the command line its process runs with on a
+// node: what the kubelet started from the static Pod manifest, the last occurrence winning as it does for
+// the component. It passes when the value is one of Equals, or, with Enables, when the flag read as
+// kube-controller-manager's --controllers list (unset is "*") turns that controller on.
+type RunningFlag struct {
 	Node      string   `yaml:"node"`
 	Component string   `yaml:"component"`
 	Flag      string   `yaml:"flag"`
 	Equals    []string `yaml:"equals"`
+	Enables   string   `yaml:"enables"`
+}
+
+// Want says what the check wants, for its evidence.
+func (f *RunningFlag) Want() string {
+	if f.Enables != "" {
+		return "a --" + f.Flag + " list that enables " + f.Enables
+	}
+	return strings.Join(f.Equals, " or ")
+}
+
+// EnablesController says whether a --controllers list turns on controller: named, or covered by "*" and not
+// switched off by "-name" (kube-controller-manager's rule; "*" alone is its default).
+func EnablesController(list, controller string) bool {
+	star := false
+	for _, c := range strings.Split(list, ",") {
+		switch strings.TrimSpace(c) {
+		case controller:
+			return true
+		case "-" + controller:
+			return false
+		case "*":
+			star = true
+		}
+	}
+	return star
 }
 
 // KubeletConfig reads a field of the configuration a node's kubelet runs with (its configz, through the API

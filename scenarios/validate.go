@@ -23,6 +23,8 @@ var (
 	varPattern = regexp.MustCompile(`\$\{([A-Za-z][A-Za-z0-9_]*)\}`)
 	// Var values are substituted into YAML text, so they stay plain tokens.
 	valuePattern = regexp.MustCompile(`^[A-Za-z0-9._:/@-]+$`)
+	// A component's name is also its process name in a shell pattern on the node.
+	componentName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 )
 
 // Builtins are variables every scenario may use without declaring them.
@@ -252,8 +254,8 @@ func (v *validator) checks(group string, checks []Check, min int, scored bool) {
 		if c.PodState != nil && c.PodState.Name == "" && c.PodState.Selector == "" {
 			v.add(group+".podState", path, "needs name or selector")
 		}
-		if m := c.ManifestFlag; m != nil && (m.Node == "" || m.Component == "" || m.Flag == "" || len(m.Equals) == 0) {
-			v.add(group+".manifestFlag", path, "needs node, component, flag and equals")
+		if m := c.RunningFlag; m != nil && (m.Node == "" || !componentName.MatchString(m.Component) || m.Flag == "" || (len(m.Equals) == 0) == (m.Enables == "")) {
+			v.add(group+".runningFlag", path, "needs node, a component's name (lower-case letters, digits, dashes), flag, and equals or enables")
 		}
 		if k := c.KubeletConfig; k != nil && (k.Node == "" || k.Field == "") {
 			v.add(group+".kubeletConfig", path, "needs node and field")
