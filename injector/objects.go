@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cka-lab/lab/internal/manifest"
-	"github.com/cka-lab/lab/internal/namespace"
-
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,6 +17,8 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/cka-lab/lab/internal/kube"
+	"github.com/cka-lab/lab/internal/manifest"
+	"github.com/cka-lab/lab/internal/namespace"
 	"github.com/cka-lab/lab/scenarios"
 )
 
@@ -86,8 +87,16 @@ func (i *Injector) apply(ctx context.Context, text string, wait bool) error {
 // waitForPods waits until every applied workload has a Pod, so a symptom about that Pod can be observed, and
 // until its controller has observed the applied spec: a second apply right after would otherwise be merged
 // with the first into one rollout, and a revision the scenario builds would be missing from its history.
+// An applied claim of a class that binds at once is waited for until Bound: a Pod created before its claim is
+// bound is refused for that alone, and the scheduler may not try it again for minutes.
 func (i *Injector) waitForPods(ctx context.Context, objs []*unstructured.Unstructured) error {
 	for _, o := range objs {
+		if o.GetKind() == "PersistentVolumeClaim" {
+			if err := i.waitBound(ctx, o); err != nil {
+				return err
+			}
+			continue
+		}
 		sel, found, _ := unstructured.NestedStringMap(o.Object, "spec", "selector", "matchLabels")
 		if !found || o.GetKind() == "Service" {
 			continue
@@ -108,6 +117,29 @@ func (i *Injector) waitForPods(ctx context.Context, objs []*unstructured.Unstruc
 		if err != nil {
 			return fmt.Errorf("no Pod of %s %s appeared, or its controller did not observe the change, within %s: %w", o.GetKind(), manifest.Name(o), waitTimeout, err)
 		}
+	}
+	return nil
+}
+
+// waitBound waits until a claim is Bound, unless its class binds only for a Pod (WaitForFirstConsumer).
+func (i *Injector) waitBound(ctx context.Context, o *unstructured.Unstructured) error {
+	claims := i.env.Clients.Kube.CoreV1().PersistentVolumeClaims(o.GetNamespace())
+	pvc, err := claims.Get(ctx, o.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("read claim %s: %w", manifest.Name(o), err)
+	}
+	if pvc.Spec.StorageClassName != nil && *pvc.Spec.StorageClassName != "" {
+		sc, err := i.env.Clients.Kube.StorageV1().StorageClasses().Get(ctx, *pvc.Spec.StorageClassName, metav1.GetOptions{})
+		if err == nil && sc.VolumeBindingMode != nil && *sc.VolumeBindingMode == storagev1.VolumeBindingWaitForFirstConsumer {
+			return nil
+		}
+	}
+	err = kube.Poll(ctx, 300*time.Millisecond, waitTimeout, func(ctx context.Context) (bool, error) {
+		pvc, err := claims.Get(ctx, o.GetName(), metav1.GetOptions{})
+		return err == nil && pvc.Status.Phase == corev1.ClaimBound, nil
+	})
+	if err != nil {
+		return fmt.Errorf("claim %s not Bound within %s: %w", manifest.Name(o), waitTimeout, err)
 	}
 	return nil
 }

@@ -24,7 +24,8 @@ type Fault struct {
 // ApplyFault server-side applies a manifest (objects that are wrong, or that a fix must not remove).
 type ApplyFault struct {
 	Manifest string `yaml:"manifest"`
-	// Wait, when set, waits until the applied workloads' Pods exist (so a symptom has a Pod to show).
+	// Wait, when set, waits until the applied workloads' Pods exist (so a symptom has a Pod to show) and its
+	// claims of a class that binds at once are Bound.
 	Wait bool `yaml:"wait"`
 }
 
