@@ -141,7 +141,7 @@ func (rt roundTrip) instance(ctx context.Context) *scenarios.Instance {
 	return inst
 }
 
-// check runs `lab check` and expects it to fail, each failed check saying why.
+// fails runs `lab check` and expects it to fail, each failed check saying why.
 func (rt roundTrip) fails(ctx context.Context, phase, why string) {
 	GinkgoHelper()
 	r := lab.Run(ctx, "check", "-o", "json")
