@@ -37,7 +37,7 @@ func (i *Injector) Ledger() *Ledger { return i.ledger }
 
 // Setup applies a setup manifest; its objects are recorded like a fault's, so reset removes them.
 func (i *Injector) Setup(ctx context.Context, manifest string) error {
-	return i.apply(ctx, manifest, false)
+	return i.apply(ctx, &scenarios.ApplyFault{Manifest: manifest})
 }
 
 // Inject applies one fault.
@@ -46,7 +46,7 @@ func (i *Injector) Inject(ctx context.Context, f scenarios.Fault) error {
 	var err error
 	switch {
 	case f.Apply != nil:
-		err = i.apply(ctx, f.Apply.Manifest, f.Apply.Wait)
+		err = i.apply(ctx, f.Apply)
 	case f.Patch != nil:
 		err = i.patch(ctx, f.Patch)
 	case f.Delete != nil:

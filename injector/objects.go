@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -65,8 +64,8 @@ func clean(u *unstructured.Unstructured) {
 	unstructured.RemoveNestedField(u.Object, "status")
 }
 
-func (i *Injector) apply(ctx context.Context, text string, wait bool) error {
-	objs, err := manifest.Decode([]byte(text))
+func (i *Injector) apply(ctx context.Context, f *scenarios.ApplyFault) error {
+	objs, err := manifest.Decode([]byte(f.Manifest))
 	if err != nil {
 		return err
 	}
@@ -78,7 +77,12 @@ func (i *Injector) apply(ctx context.Context, text string, wait bool) error {
 			return err
 		}
 	}
-	if wait {
+	if f.Bound {
+		if err := i.waitBound(ctx, objs); err != nil {
+			return err
+		}
+	}
+	if f.Wait {
 		return i.waitForPods(ctx, objs)
 	}
 	return nil
@@ -87,16 +91,8 @@ func (i *Injector) apply(ctx context.Context, text string, wait bool) error {
 // waitForPods waits until every applied workload has a Pod, so a symptom about that Pod can be observed, and
 // until its controller has observed the applied spec: a second apply right after would otherwise be merged
 // with the first into one rollout, and a revision the scenario builds would be missing from its history.
-// An applied claim of a class that binds at once is waited for until Bound: a Pod created before its claim is
-// bound is refused for that alone, and the scheduler may not try it again for minutes.
 func (i *Injector) waitForPods(ctx context.Context, objs []*unstructured.Unstructured) error {
 	for _, o := range objs {
-		if o.GetKind() == "PersistentVolumeClaim" {
-			if err := i.waitBound(ctx, o); err != nil {
-				return err
-			}
-			continue
-		}
 		sel, found, _ := unstructured.NestedStringMap(o.Object, "spec", "selector", "matchLabels")
 		if !found || o.GetKind() == "Service" {
 			continue
@@ -121,25 +117,21 @@ func (i *Injector) waitForPods(ctx context.Context, objs []*unstructured.Unstruc
 	return nil
 }
 
-// waitBound waits until a claim is Bound, unless its class binds only for a Pod (WaitForFirstConsumer).
-func (i *Injector) waitBound(ctx context.Context, o *unstructured.Unstructured) error {
-	claims := i.env.Clients.Kube.CoreV1().PersistentVolumeClaims(o.GetNamespace())
-	pvc, err := claims.Get(ctx, o.GetName(), metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("read claim %s: %w", manifest.Name(o), err)
-	}
-	if pvc.Spec.StorageClassName != nil && *pvc.Spec.StorageClassName != "" {
-		sc, err := i.env.Clients.Kube.StorageV1().StorageClasses().Get(ctx, *pvc.Spec.StorageClassName, metav1.GetOptions{})
-		if err == nil && sc.VolumeBindingMode != nil && *sc.VolumeBindingMode == storagev1.VolumeBindingWaitForFirstConsumer {
-			return nil
+// waitBound waits until every applied claim is Bound: a Pod created before its claim is bound is refused for
+// that alone, and the scheduler may not try it again for minutes.
+func (i *Injector) waitBound(ctx context.Context, objs []*unstructured.Unstructured) error {
+	for _, o := range objs {
+		if o.GetKind() != "PersistentVolumeClaim" {
+			continue
 		}
-	}
-	err = kube.Poll(ctx, 300*time.Millisecond, waitTimeout, func(ctx context.Context) (bool, error) {
-		pvc, err := claims.Get(ctx, o.GetName(), metav1.GetOptions{})
-		return err == nil && pvc.Status.Phase == corev1.ClaimBound, nil
-	})
-	if err != nil {
-		return fmt.Errorf("claim %s not Bound within %s: %w", manifest.Name(o), waitTimeout, err)
+		claims := i.env.Clients.Kube.CoreV1().PersistentVolumeClaims(o.GetNamespace())
+		err := kube.Poll(ctx, 300*time.Millisecond, waitTimeout, func(ctx context.Context) (bool, error) {
+			pvc, err := claims.Get(ctx, o.GetName(), metav1.GetOptions{})
+			return err == nil && pvc.Status.Phase == corev1.ClaimBound, nil
+		})
+		if err != nil {
+			return fmt.Errorf("claim %s not Bound within %s: %w", manifest.Name(o), waitTimeout, err)
+		}
 	}
 	return nil
 }

@@ -52,7 +52,7 @@ func (i *Injector) webhook(ctx context.Context, w *scenarios.WebhookFault) error
 		return err
 	}
 	ns := fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n  labels: {app.kubernetes.io/managed-by: lab}\n", w.Namespace)
-	if err := i.apply(ctx, ns, false); err != nil {
+	if err := i.apply(ctx, &scenarios.ApplyFault{Manifest: ns}); err != nil {
 		return err
 	}
 	down := w.Replicas != nil && *w.Replicas == 0

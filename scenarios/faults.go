@@ -24,9 +24,11 @@ type Fault struct {
 // ApplyFault server-side applies a manifest (objects that are wrong, or that a fix must not remove).
 type ApplyFault struct {
 	Manifest string `yaml:"manifest"`
-	// Wait, when set, waits until the applied workloads' Pods exist (so a symptom has a Pod to show) and its
-	// claims of a class that binds at once are Bound.
+	// Wait, when set, waits until the applied workloads' Pods exist (so a symptom has a Pod to show).
 	Wait bool `yaml:"wait"`
+	// Bound, when set, waits until the applied claims are Bound, so a Pod applied after them is scheduled
+	// against their volumes instead of being refused for an unbound claim.
+	Bound bool `yaml:"bound"`
 }
 
 // PatchFault patches a live object (type merge, strategic or json).
