@@ -186,16 +186,16 @@ func (rt roundTrip) wrongFix(ctx context.Context, i int) {
 func (rt roundTrip) shortcuts(ctx context.Context) {
 	GinkgoHelper()
 	rt.start(ctx)
-	inst := rt.instance(ctx)
+	workloads := workloadPods(rt.instance(ctx).Checks)
 	for _, probe := range shortcuts {
 		By("the shortcut: " + probe.name)
-		for _, w := range workloadPods(inst.Checks) {
+		for _, w := range workloads {
 			// Admission may refuse the shortcut; what matters is that the check still fails.
 			lab.Shell(ctx, probe.run(w))
 		}
 		rt.fails(ctx, "shortcut-probe", "a shortcut must fail the check")
 		if probe.undo != nil {
-			for _, w := range workloadPods(inst.Checks) {
+			for _, w := range workloads {
 				rt.run(ctx, []string{probe.undo(w)})
 			}
 		}

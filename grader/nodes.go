@@ -135,15 +135,9 @@ func (e Env) runningFlag(ctx context.Context, c *scenarios.RunningFlag) Result {
 			return Result{Evidence: desc + " is not running", Stage: journey.Kubelet}
 		}
 		value, found := lastFlag(strings.Split(strings.TrimRight(running, "\n"), "\n"), c.Flag)
+		got := desc + " has " + flagText(c.Flag, value, found)
 		if flagOK(c, value, found) {
-			if !found {
-				return pass("%s has no --%s", desc, c.Flag)
-			}
-			return pass("%s has --%s=%s", desc, c.Flag, value)
-		}
-		got := fmt.Sprintf("%s has --%s=%s", desc, c.Flag, value)
-		if !found {
-			got = fmt.Sprintf("%s has no --%s", desc, c.Flag)
+			return pass("%s", got)
 		}
 		// The manifest may already be right: then the kubelet has not restarted the component yet.
 		if mv, mfound, err := flagOf(manifest, c.Component, c.Flag); err == nil && flagOK(c, mv, mfound) {
