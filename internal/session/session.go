@@ -311,6 +311,7 @@ func (s *Session) Reset(ctx context.Context) ([]baseline.Residue, error) {
 		}
 		return nil, err
 	}
+	base.Rehash()
 	var residue []baseline.Residue
 	err = s.Status.Step("Returning the cluster to its baseline", func() error {
 		if err := s.Cluster.WaitReady(ctx, ResetWait); err != nil {

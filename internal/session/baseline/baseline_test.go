@@ -1,11 +1,14 @@
 package baseline
 
 import (
+	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func snap() *Snapshot {
@@ -67,5 +70,33 @@ func TestExtraManifestsAreTheStaticPodsTheBaselineLacks(t *testing.T) {
 	}
 	if got, want := extraManifests("lab-control-plane", base, live), []string{"/etc/kubernetes/manifests/kube-apiserver.bak"}; !slices.Equal(got, want) {
 		t.Errorf("lab-control-plane: %v, want %v (a changed manifest is the ledger's)", got, want)
+	}
+}
+
+func TestClusterInfoSignaturesFollowTokens(t *testing.T) {
+	info := func(sigs map[string]any) *unstructured.Unstructured {
+		data := map[string]any{"kubeconfig": "apiVersion: v1\nkind: Config\n"}
+		maps.Copy(data, sigs)
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "cluster-info", "namespace": "kube-public"}, "data": data,
+		}}
+	}
+	base, _ := digest(info(map[string]any{"jws-kubeconfig-abcdef": "sig1"}))
+	joined, _ := digest(info(map[string]any{"jws-kubeconfig-865hih": "sig2"}))
+	if base != joined {
+		t.Errorf("cluster-info with another token's signature differs from its baseline")
+	}
+	// A baseline recorded before signatures were left out compares the same once rehashed.
+	raw, _ := json.Marshal(info(map[string]any{"jws-kubeconfig-abcdef": "sig1"}).Object)
+	old := &Snapshot{Objects: map[string]Object{"ConfigMap kube-public/cluster-info": {Kind: "ConfigMap", Hash: "recorded-before", Content: raw}}}
+	old.Rehash()
+	if old.Objects["ConfigMap kube-public/cluster-info"].Hash != joined {
+		t.Errorf("a rehashed old baseline still differs from the live cluster-info")
+	}
+	changed := info(nil)
+	changed.Object["data"].(map[string]any)["kubeconfig"] = "apiVersion: v1\nkind: Config\nclusters: []\n"
+	if other, _ := digest(changed); other == base {
+		t.Errorf("a changed cluster-info kubeconfig is not a change")
 	}
 }
