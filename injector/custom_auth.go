@@ -10,7 +10,10 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"math/big"
 	"path"
+	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -22,6 +25,7 @@ import (
 
 func init() {
 	Register("userKubeconfig", userKubeconfig)
+	Register("certificateExpiresSoon", certificateExpiresSoon)
 }
 
 // Where kubeadm keeps the cluster CA on a control-plane node.
@@ -193,4 +197,67 @@ func kubeconfigFor(args map[string]string, caPEM, certPEM, keyPEM []byte) ([]byt
 		return nil, fmt.Errorf("write kubeconfig for %s: %w", user, err)
 	}
 	return b, nil
+}
+
+// certificateExpiresSoon re-issues a kubeadm certificate on a control-plane node (args node, and name: the file
+// under /etc/kubernetes/pki without .crt) under the cluster CA with everything it had (subject, names, key,
+// usages) but a validity that ends in args.days days, as a cluster nobody renewed for a year would have it.
+// Components that reload their certificate from disk (the API server does, within a minute) serve it then.
+func certificateExpiresSoon(ctx context.Context, i *Injector, args map[string]string) error {
+	days, err := strconv.Atoi(args["days"])
+	if err != nil || days < 1 {
+		return fmt.Errorf("certificateExpiresSoon: days must be a whole number of days, got %q", args["days"])
+	}
+	n, err := i.node(args["node"])
+	if err != nil {
+		return err
+	}
+	file := "/etc/kubernetes/pki/" + args["name"] + ".crt"
+	certPEM, err := node.Run(ctx, n, "cat", file)
+	if err != nil {
+		return err
+	}
+	block, _ := pem.Decode([]byte(certPEM))
+	if block == nil {
+		return fmt.Errorf("%s on %s holds no PEM certificate", file, n)
+	}
+	old, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return fmt.Errorf("parse %s: %w", file, err)
+	}
+	ca, caKey, err := caFor(ctx, i, map[string]string{"node": args["node"]})
+	if err != nil {
+		return err
+	}
+	certPEM, err = reissue(old, ca, caKey, time.Now().Add(time.Duration(days)*24*time.Hour))
+	if err != nil {
+		return fmt.Errorf("re-issue %s: %w", file, err)
+	}
+	// `kubeadm certs renew` writes a new key with the new certificate: reset must restore both, or the API
+	// server would find its restored certificate paired with a key that is not its own.
+	for _, f := range []string{file, strings.TrimSuffix(file, ".crt") + ".key"} {
+		if err := i.recordFile(ctx, n, f); err != nil {
+			return err
+		}
+	}
+	return writeNodeFile(ctx, n, file, certPEM)
+}
+
+// reissue signs a copy of old, valid until notAfter, under ca. The parsed certificate is its own template:
+// CreateCertificate ignores what it computes itself (the raw forms, the public key, the authority key id) and
+// keeps the rest (subject, names, usages).
+func reissue(old, ca *x509.Certificate, caKey crypto.Signer, notAfter time.Time) (string, error) {
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		return "", err
+	}
+	tmpl := *old
+	tmpl.SerialNumber = serial
+	tmpl.NotBefore = notAfter.Add(-365 * 24 * time.Hour).Truncate(time.Second)
+	tmpl.NotAfter = notAfter.Truncate(time.Second)
+	der, err := x509.CreateCertificate(rand.Reader, &tmpl, ca, old.PublicKey, caKey)
+	if err != nil {
+		return "", err
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})), nil
 }

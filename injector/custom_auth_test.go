@@ -7,6 +7,9 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"math/big"
+	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +107,44 @@ func TestKubeconfigFor(t *testing.T) {
 	delete(noPort, "badPort")
 	if _, err := kubeconfigFor(noPort, caPEM, nil, nil); err == nil {
 		t.Error("fault server without badPort accepted")
+	}
+}
+
+func TestReissueKeepsNamesUsagesAndKey(t *testing.T) {
+	ca, caKey, _ := testCA(t)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "kube-apiserver"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		DNSNames: []string{"kubernetes", "kubernetes.default.svc.cluster.local", "lab-control-plane"}, IPAddresses: []net.IP{net.ParseIP("10.96.0.1")},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	until := time.Now().Add(3 * 24 * time.Hour)
+	out, err := reissue(old, ca, caKey, until)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode([]byte(out))
+	got, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.DNSNames, old.DNSNames) || !got.IPAddresses[0].Equal(old.IPAddresses[0]) || got.Subject.CommonName != "kube-apiserver" ||
+		!slices.Equal(got.ExtKeyUsage, old.ExtKeyUsage) || !key.PublicKey.Equal(got.PublicKey) {
+		t.Errorf("re-issued certificate changed what it is for: %+v", got)
+	}
+	if got.SerialNumber.Cmp(old.SerialNumber) == 0 || !got.NotAfter.Equal(until.Truncate(time.Second)) || got.CheckSignatureFrom(ca) != nil {
+		t.Errorf("re-issued certificate: serial %s, until %s, signature from the CA: %v", got.SerialNumber, got.NotAfter, got.CheckSignatureFrom(ca))
 	}
 }

@@ -20,9 +20,10 @@ import (
 )
 
 // Control-plane faults: a static Pod manifest on a control-plane node edited the way a colleague would, which
-// the kubelet there acts on by itself.
+// the kubelet there acts on by itself; and the tools an exam's control-plane host has installed.
 func init() {
 	Register("staticPodManifest", staticPodManifest)
+	Register("installFromComponent", installFromComponent)
 }
 
 // manifestsDir is where kubeadm's kubelet reads static Pods from.
@@ -288,4 +289,21 @@ func staticPods(ctx context.Context, n nodes.Node, component string) ([]staticPo
 		pods = append(pods, staticPod{uid: it.Labels["io.kubernetes.pod.uid"], running: strings.TrimSpace(running) != ""})
 	}
 	return pods, nil
+}
+
+// installFromComponent copies a program (args path) out of the root filesystem of a running component (args
+// process, the name of its process) onto the node (args node) at the same path, as a control-plane host of the
+// exam has etcdctl installed. Recorded like any new file, so reset removes it.
+func installFromComponent(ctx context.Context, i *Injector, args map[string]string) error {
+	n, err := i.node(args["node"])
+	if err != nil {
+		return err
+	}
+	if err := i.recordFile(ctx, n, args["path"]); err != nil {
+		return err
+	}
+	if _, err := node.Run(ctx, n, "sh", "-c", `pid=$(pgrep -xo "$1") && cp "/proc/$pid/root$2" "$2"`, "sh", args["process"], args["path"]); err != nil {
+		return fmt.Errorf("copy %s out of %s: %w", args["path"], args["process"], err)
+	}
+	return nil
 }

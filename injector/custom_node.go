@@ -22,6 +22,116 @@ func init() {
 	Register("editAndRestart", editAndRestart)
 	Register("breakConfigMap", breakConfigMap)
 	Register("excludeFromCNIDaemonSet", excludeFromCNIDaemonSet)
+	Register("sysctl", setSysctl)
+	Register("leaveCluster", leaveCluster)
+}
+
+// kindJoinConfig is where kind keeps the kubeadm configuration it joined a node with.
+const kindJoinConfig = "/kind/kubeadm.conf"
+
+// leaveCluster resets a worker (args node) with `kubeadm reset`, as an admin decommissioning it would: its
+// kubelet stops and loses its credentials and configuration, its containers are removed. The Node object
+// stays (NotReady), so the node keeps its Pod CIDR when it joins again. Every bootstrap token is deleted
+// (recorded, so reset restores them), so a join needs a fresh one (args controlPlane is where kubeadm creates
+// one). Revert joins the node again the way kind did, unless the learner already has.
+func leaveCluster(ctx context.Context, i *Injector, args map[string]string) error {
+	n, err := i.node(args["node"])
+	if err != nil {
+		return err
+	}
+	if err := i.ledger.Record(Entry{Joined: &JoinedPrior{Node: args["node"], ControlPlane: args["controlPlane"]}}); err != nil {
+		return err
+	}
+	// A learner's join writes the kubelet's configuration and flags its own way (kubeadm's default socket path,
+	// none of kind's flags): revert puts kind's back and restarts the kubelet on them, before it checks the join.
+	if err := i.ledger.Record(Entry{Unit: &UnitPrior{Node: args["node"], Unit: "kubelet", Active: true, Restart: true}}); err != nil {
+		return err
+	}
+	for _, f := range []string{"/var/lib/kubelet/config.yaml", "/var/lib/kubelet/kubeadm-flags.env"} {
+		if err := i.recordFile(ctx, n, f); err != nil {
+			return err
+		}
+	}
+	if _, err := node.Run(ctx, n, "kubeadm", "reset", "--force"); err != nil {
+		return fmt.Errorf("kubeadm reset: %w", err)
+	}
+	tokens, err := i.env.Clients.Kube.CoreV1().Secrets(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{FieldSelector: "type=" + string(corev1.SecretTypeBootstrapToken)})
+	if err != nil {
+		return fmt.Errorf("list bootstrap tokens: %w", err)
+	}
+	for _, t := range tokens.Items {
+		if err := i.delete(ctx, scenarios.ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: metav1.NamespaceSystem, Name: t.Name}); err != nil {
+			return fmt.Errorf("delete bootstrap token %s: %w", t.Name, err)
+		}
+	}
+	return nil
+}
+
+// rejoin joins a reset node again with kind's own join configuration, after creating its token anew (the
+// fault deleted it), unless the node's kubelet already runs with credentials (the learner joined it).
+func (i *Injector) rejoin(ctx context.Context, p *JoinedPrior) error {
+	n, err := i.node(p.Node)
+	if err != nil {
+		return err
+	}
+	if _, err := node.Run(ctx, n, "sh", "-c", "test -s /etc/kubernetes/kubelet.conf && systemctl is-active -q kubelet"); err == nil {
+		return nil
+	}
+	token, err := node.Run(ctx, n, "sh", "-c", `sed -n 's/^ *token: *//p' `+kindJoinConfig+` | head -n1 | tr -d '"'`)
+	if err != nil || strings.TrimSpace(token) == "" {
+		return fmt.Errorf("read the join token from %s on %s: %v", kindJoinConfig, p.Node, err)
+	}
+	cp, err := i.node(p.ControlPlane)
+	if err != nil {
+		return err
+	}
+	if out, err := node.Run(ctx, cp, "kubeadm", "token", "create", strings.TrimSpace(token), "--ttl", "1h"); err != nil && !strings.Contains(out, "already exists") {
+		return fmt.Errorf("create the join token again: %w", err)
+	}
+	// A learner's half-finished join leaves files the join would refuse to overwrite.
+	if _, err := node.Run(ctx, n, "kubeadm", "reset", "--force"); err != nil {
+		return fmt.Errorf("kubeadm reset before joining again: %w", err)
+	}
+	if _, err := node.Run(ctx, n, "kubeadm", "join", "--config", kindJoinConfig, "--skip-phases=preflight"); err != nil {
+		return fmt.Errorf("join %s again: %w", p.Node, err)
+	}
+	return nil
+}
+
+// setSysctl sets a kernel parameter (args key, value) on a node (args node) at run time, as `sysctl -w` does.
+// Only parameters of the node container's own network namespace (net.*) are allowed: anything else is the
+// host's kernel, which lab never changes.
+func setSysctl(ctx context.Context, i *Injector, args map[string]string) error {
+	nodeName, key, value := args["node"], args["key"], args["value"]
+	if !strings.HasPrefix(key, "net.") || strings.HasPrefix(key, "net.core.") {
+		return fmt.Errorf("sysctl %s is not one of a node's network namespace (net.*, not net.core.*)", key)
+	}
+	n, err := i.node(nodeName)
+	if err != nil {
+		return err
+	}
+	prior, err := node.Run(ctx, n, "sysctl", "-n", key)
+	if err != nil {
+		return fmt.Errorf("read sysctl %s: %w", key, err)
+	}
+	if err := i.ledger.Record(Entry{Sysctl: &SysctlPrior{Node: nodeName, Key: key, Value: strings.TrimSpace(prior)}}); err != nil {
+		return err
+	}
+	if _, err := node.Run(ctx, n, "sysctl", "-qw", key+"="+value); err != nil {
+		return fmt.Errorf("set sysctl %s: %w", key, err)
+	}
+	return nil
+}
+
+func (i *Injector) revertSysctl(ctx context.Context, p *SysctlPrior) error {
+	n, err := i.node(p.Node)
+	if err != nil {
+		return err
+	}
+	if _, err := node.Run(ctx, n, "sysctl", "-qw", p.Key+"="+p.Value); err != nil {
+		return fmt.Errorf("restore sysctl %s on %s: %w", p.Key, p.Node, err)
+	}
+	return nil
 }
 
 // editAndRestart replaces text in a file on a node (args node, path, old, new) and restarts the unit that

@@ -100,6 +100,10 @@ func (i *Injector) Revert(ctx context.Context) error {
 			err = i.revertUnit(ctx, e.Unit)
 		case e.StaticPod != nil:
 			err = i.revertStaticPod(ctx, e.StaticPod)
+		case e.Sysctl != nil:
+			err = i.revertSysctl(ctx, e.Sysctl)
+		case e.Joined != nil:
+			err = i.rejoin(ctx, e.Joined)
 		}
 		if err != nil {
 			return fmt.Errorf("revert %s: %w", e, err)

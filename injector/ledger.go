@@ -24,6 +24,9 @@ type Entry struct {
 	Unit   *UnitPrior   `json:"unit,omitempty"`
 	// StaticPod is a control-plane component whose manifest a fault changed (the file has its own entry).
 	StaticPod *StaticPodPrior `json:"staticPod,omitempty"`
+	Sysctl    *SysctlPrior    `json:"sysctl,omitempty"`
+	// Joined is a node that was a member of the cluster before a fault reset it with kubeadm.
+	Joined *JoinedPrior `json:"joined,omitempty"`
 }
 
 // ObjectPrior is an API object as it was; Prior is null when it did not exist.
@@ -66,6 +69,19 @@ type UnitPrior struct {
 	Restart bool `json:"restart,omitempty"`
 }
 
+// SysctlPrior is a kernel parameter of a node container's network namespace as it was.
+type SysctlPrior struct {
+	Node  string `json:"node"`
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// JoinedPrior is a node that had joined the cluster with kind's join configuration.
+type JoinedPrior struct {
+	Node         string `json:"node"`
+	ControlPlane string `json:"controlPlane"`
+}
+
 func (e Entry) key() string {
 	switch {
 	case e.Object != nil:
@@ -78,6 +94,10 @@ func (e Entry) key() string {
 		return "unit/" + e.Unit.Node + "/" + e.Unit.Unit
 	case e.StaticPod != nil:
 		return "staticPod/" + e.StaticPod.Node + "/" + e.StaticPod.Component
+	case e.Sysctl != nil:
+		return "sysctl/" + e.Sysctl.Node + "/" + e.Sysctl.Key
+	case e.Joined != nil:
+		return "joined/" + e.Joined.Node
 	}
 	return ""
 }

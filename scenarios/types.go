@@ -37,11 +37,13 @@ type Scenario struct {
 	Collateral []Check `yaml:"collateral"`
 	// Builds are the objects a build task asks the learner to create or extend: checks may read them although the
 	// setup and faults never create them, and `lab list` tells build tasks from repairs by them.
-	Builds      []ObjectRef `yaml:"builds"`
-	Diagnosis   Diagnosis   `yaml:"diagnosis"`
-	Explanation string      `yaml:"explanation"`
-	Solution    []string    `yaml:"solution"`
-	WrongFixes  []WrongFix  `yaml:"wrongFixes"`
+	Builds []ObjectRef `yaml:"builds"`
+	// BuildFiles are the files on nodes a build task asks for where it creates no API object (a backup).
+	BuildFiles  []NodeFileRef `yaml:"buildFiles"`
+	Diagnosis   Diagnosis     `yaml:"diagnosis"`
+	Explanation string        `yaml:"explanation"`
+	Solution    []string      `yaml:"solution"`
+	WrongFixes  []WrongFix    `yaml:"wrongFixes"`
 	// AltFixes are other correct fixes a competent candidate makes (imperative where the solution edits, the
 	// other side of a mismatch, a different valid object): applied by the e2e suite, each must pass.
 	AltFixes []AltFix `yaml:"altFixes"`
@@ -56,9 +58,15 @@ type Scenario struct {
 	root   *yaml.Node `yaml:"-"`
 }
 
+// NodeFileRef names a file on a node.
+type NodeFileRef struct {
+	Node string `yaml:"node"`
+	Path string `yaml:"path"`
+}
+
 // Kind is "build" for a task that asks the learner to create something, "repair" for a fault to fix.
 func (s *Scenario) Kind() string {
-	if len(s.Builds) > 0 {
+	if len(s.Builds) > 0 || len(s.BuildFiles) > 0 {
 		return "build"
 	}
 	return "repair"

@@ -197,7 +197,7 @@ func (v *validator) manifest(field string, path []any, text string) {
 }
 
 func (v *validator) faults() {
-	if len(v.s.Faults) == 0 && len(v.s.Builds) == 0 {
+	if len(v.s.Faults) == 0 && len(v.s.Builds) == 0 && len(v.s.BuildFiles) == 0 {
 		v.add("faults", []any{"faults"}, "a scenario needs at least one fault, or a build task the objects it builds")
 	}
 	for i, f := range v.s.Faults {
@@ -312,6 +312,11 @@ func (v *validator) learnerText() {
 	for i, b := range s.Builds {
 		if b.Kind == "" || b.Name == "" {
 			v.add("builds", []any{"builds", i}, "name the object the learner creates: kind and name (and namespace)")
+		}
+	}
+	for i, f := range s.BuildFiles {
+		if f.Node == "" || !strings.HasPrefix(f.Path, "/") {
+			v.add("buildFiles", []any{"buildFiles", i}, "name the file the learner creates: node and absolute path")
 		}
 	}
 	if len(s.AltFixes) < 2 {
