@@ -43,10 +43,12 @@ var _ = Describe("scenario round trips", Label("scenarios"), func() {
 			rt := roundTrip{sc}
 			if len(sc.WrongFixes) > 0 {
 				It(fmt.Sprintf("fails the wrong fix %q", sc.WrongFixes[0].Name), func(ctx SpecContext) {
+					defer rt.costs()()
 					rt.wrongFix(ctx, 0)
 				}, SpecTimeout(8*time.Minute))
 			}
 			It("passes the reference solution, then resets to the baseline", func(ctx SpecContext) {
+				defer rt.costs()()
 				rt.start(ctx)
 				rt.passes(ctx, rt.instance(ctx).Solution, "fix-to-pass", "the reference solution must pass")
 				rt.reset(ctx)
@@ -67,12 +69,14 @@ var _ = func() bool {
 				for i := 1; i < len(sc.WrongFixes); i++ {
 					It(fmt.Sprintf("fails the wrong fix %q", sc.WrongFixes[i].Name), func(ctx SpecContext) {
 						skipPastBudget()
+						defer rt.costs()()
 						rt.wrongFix(ctx, i)
 					}, SpecTimeout(8*time.Minute))
 				}
 				for i, af := range sc.AltFixes {
 					It(fmt.Sprintf("passes the alternative fix %q", af.Name), func(ctx SpecContext) {
 						skipPastBudget()
+						defer rt.costs()()
 						rt.start(ctx)
 						rt.passes(ctx, rt.instance(ctx).AltFixes[i].Run, "alt-fix", "a correct fix made another way must pass")
 						rt.reset(ctx)
@@ -81,6 +85,7 @@ var _ = func() bool {
 				if workloadPods(sc.Checks) != nil && !breaksNodeOrControlPlane(sc) {
 					It("fails every shortcut", func(ctx SpecContext) {
 						skipPastBudget()
+						defer rt.costs()()
 						rt.shortcuts(ctx)
 					}, SpecTimeout(8*time.Minute))
 				}
@@ -106,6 +111,12 @@ func skipPastBudget() {
 
 // roundTrip drives one scenario through lab as a learner would.
 type roundTrip struct{ sc *scenarios.Scenario }
+
+// costs measures the CPU the spec costs (its cluster and the commands it runs) until the returned func runs.
+func (rt roundTrip) costs() func() {
+	before := lab.CPU()
+	return func() { recordCPU(rt.sc.ID, lab.CPU()-before) }
+}
 
 func (rt roundTrip) start(ctx context.Context) {
 	GinkgoHelper()

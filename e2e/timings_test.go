@@ -4,9 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"runtime"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -26,18 +30,27 @@ func recordTiming(scenario, phase string, d time.Duration) {
 	AddReportEntry("timing", timing{scenario, phase, d.Seconds()}, ReportEntryVisibilityNever)
 }
 
+// recordCPU records the CPU one scenario spec cost (see framework.Lab.CPU).
+func recordCPU(scenario string, d time.Duration) {
+	AddReportEntry("cpu", timing{scenario, "spec", d.Seconds()}, ReportEntryVisibilityNever)
+}
+
 var phases = []string{"create", "start-to-symptom", "wrong-fix-check", "alt-fix", "fix-to-pass", "shortcut-probe", "reset"}
 
 // Report the medians of every phase per scenario once all processes are done.
 var _ = ReportAfterSuite("timings", func(r Report) {
-	all := map[string]map[string][]float64{}
+	all, cpu := map[string]map[string][]float64{}, map[string][]float64{}
 	add := func(e types.ReportEntry) {
-		if e.Name != "timing" {
+		if e.Name != "timing" && e.Name != "cpu" {
 			return
 		}
 		// This process's own entries still hold the value; other processes' arrive as JSON only.
 		t, ok := e.Value.GetRawValue().(timing)
 		if !ok && json.Unmarshal([]byte(e.Value.AsJSON), &t) != nil {
+			return
+		}
+		if e.Name == "cpu" {
+			cpu[t.Scenario] = append(cpu[t.Scenario], t.Seconds)
 			return
 		}
 		if all[t.Scenario] == nil {
@@ -57,6 +70,7 @@ var _ = ReportAfterSuite("timings", func(r Report) {
 	}
 	printTimings(os.Stdout, all)
 	printSplit(os.Stdout, all, r.RunTime, busy, r.SuiteConfig.ParallelTotal)
+	printCPU(os.Stdout, cpu, r.RunTime)
 	if path := os.Getenv("E2E_TIMINGS"); path != "" {
 		out := map[string]map[string]float64{}
 		for sc, ps := range all {
@@ -136,4 +150,60 @@ func sum(v []float64) float64 {
 		s += x
 	}
 	return s
+}
+
+// printCPU prints what the scenario specs cost in CPU, the costliest scenarios first, against the machine's
+// CPU over the suite: on a machine whose cores are the bottleneck, this is where the suite's time goes.
+func printCPU(w io.Writer, cpu map[string][]float64, wall time.Duration) {
+	if len(cpu) == 0 {
+		return
+	}
+	names := make([]string, 0, len(cpu))
+	var total float64
+	var specs int
+	for n, v := range cpu {
+		names = append(names, n)
+		total += sum(v)
+		specs += len(v)
+	}
+	sort.Slice(names, func(i, j int) bool { return median(cpu[names[i]]) > median(cpu[names[j]]) })
+	fmt.Fprintf(w, "\nCPU: %d scenario specs cost %.0f CPU-s (median %.1f per spec); the machine's %d cores had %.0f CPU-s in %.0fs and were busy %.0f%% of it; costliest per spec:",
+		specs, total, median(slices.Concat(slices.Collect(maps.Values(cpu))...)), runtime.NumCPU(), wall.Seconds()*float64(runtime.NumCPU()), wall.Seconds(), 100*machineBusy())
+	for i, n := range names[:min(len(names), 12)] {
+		if i > 0 {
+			fmt.Fprint(w, ",")
+		}
+		fmt.Fprintf(w, " %s %.1f (%d)", n, median(cpu[n]), len(cpu[n]))
+	}
+	fmt.Fprintln(w)
+}
+
+// The machine's CPU counters when the suite began.
+var startBusy, startTotal = readStat()
+
+// readStat returns the machine's busy and total CPU time, in clock ticks, from /proc/stat (zero elsewhere).
+func readStat() (busy, total float64) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	f := strings.Fields(strings.SplitN(string(b), "\n", 2)[0])
+	for i, v := range f[1:] {
+		x, _ := strconv.ParseFloat(v, 64)
+		total += x
+		if i != 3 && i != 4 { // idle and iowait
+			busy += x
+		}
+	}
+	return busy, total
+}
+
+// machineBusy is the share of the machine's CPU time that was busy since the suite began.
+func machineBusy() float64 {
+	b0, t0 := startBusy, startTotal
+	b1, t1 := readStat()
+	if t1 <= t0 {
+		return 0
+	}
+	return (b1 - b0) / (t1 - t0)
 }

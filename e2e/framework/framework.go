@@ -109,6 +109,7 @@ func run(cmd *exec.Cmd) Result {
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	start := time.Now()
 	err := cmd.Run()
+	addChildCPU(cmd)
 	r := Result{Stdout: out.String(), Stderr: errOut.String(), Took: time.Since(start)}
 	if err != nil {
 		r.Code = -1
