@@ -30,7 +30,7 @@ var (
 	// wrong fix and its reference solution) and every other spec have run by then on a machine of normal speed,
 	// and `make test` ends about this long plus the Serial specs after it starts. `make e2e-seeds` sets no
 	// budget and runs them all.
-	extrasBudget = envDuration("E2E_EXTRAS_BUDGET", 45*time.Minute)
+	extrasBudget = envDuration("E2E_EXTRAS_BUDGET", 52*time.Minute)
 	suiteStart   = time.Now()
 )
 
