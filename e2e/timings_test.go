@@ -167,8 +167,9 @@ func printCPU(w io.Writer, cpu map[string][]float64, wall time.Duration) {
 		specs += len(v)
 	}
 	sort.Slice(names, func(i, j int) bool { return median(cpu[names[i]]) > median(cpu[names[j]]) })
-	fmt.Fprintf(w, "\nCPU: %d scenario specs cost %.0f CPU-s (median %.1f per spec); the machine's %d cores had %.0f CPU-s in %.0fs and were busy %.0f%% of it; costliest per spec:",
-		specs, total, median(slices.Concat(slices.Collect(maps.Values(cpu))...)), runtime.NumCPU(), wall.Seconds()*float64(runtime.NumCPU()), wall.Seconds(), 100*machineBusy())
+	every := slices.Sorted(slices.Values(slices.Concat(slices.Collect(maps.Values(cpu))...)))
+	fmt.Fprintf(w, "\nCPU: %d scenario specs cost %.0f CPU-s (median %.1f per spec, p10-p90 %.1f-%.1f); the machine's %d cores had %.0f CPU-s in %.0fs and were busy %.0f%% of it; costliest per spec:",
+		specs, total, median(every), every[len(every)/10], every[len(every)*9/10], runtime.NumCPU(), wall.Seconds()*float64(runtime.NumCPU()), wall.Seconds(), 100*machineBusy())
 	for i, n := range names[:min(len(names), 12)] {
 		if i > 0 {
 			fmt.Fprint(w, ",")
