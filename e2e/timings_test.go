@@ -158,18 +158,11 @@ func printCPU(w io.Writer, cpu map[string][]float64, wall time.Duration) {
 	if len(cpu) == 0 {
 		return
 	}
-	names := make([]string, 0, len(cpu))
-	var total float64
-	var specs int
-	for n, v := range cpu {
-		names = append(names, n)
-		total += sum(v)
-		specs += len(v)
-	}
+	names := slices.Collect(maps.Keys(cpu))
 	sort.Slice(names, func(i, j int) bool { return median(cpu[names[i]]) > median(cpu[names[j]]) })
 	every := slices.Sorted(slices.Values(slices.Concat(slices.Collect(maps.Values(cpu))...)))
 	fmt.Fprintf(w, "\nCPU: %d scenario specs cost %.0f CPU-s (median %.1f per spec, p10-p90 %.1f-%.1f); the machine's %d cores had %.0f CPU-s in %.0fs and were busy %.0f%% of it; costliest per spec:",
-		specs, total, median(every), every[len(every)/10], every[len(every)*9/10], runtime.NumCPU(), wall.Seconds()*float64(runtime.NumCPU()), wall.Seconds(), 100*machineBusy())
+		len(every), sum(every), median(every), every[len(every)/10], every[len(every)*9/10], runtime.NumCPU(), wall.Seconds()*float64(runtime.NumCPU()), wall.Seconds(), 100*machineBusy())
 	for i, n := range names[:min(len(names), 12)] {
 		if i > 0 {
 			fmt.Fprint(w, ",")

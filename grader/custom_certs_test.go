@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/cka-lab/lab/internal/kube"
 )
@@ -45,22 +46,14 @@ func TestJudgeCertificateByValidityAndIssuer(t *testing.T) {
 	}
 }
 
+// testCA is a cluster CA as kubeadm makes one: self-signed, valid for ten years.
 func testCA(t *testing.T) (*x509.Certificate, *ecdsa.PrivateKey) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kubernetes"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(10 * 365 * 24 * time.Hour),
-		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := x509.ParseCertificate(der)
+	c, err := certutil.NewSelfSignedCACert(certutil.Config{CommonName: "kubernetes"}, key)
 	if err != nil {
 		t.Fatal(err)
 	}

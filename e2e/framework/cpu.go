@@ -32,7 +32,7 @@ func (l *Lab) CPU() time.Duration {
 }
 
 func (l *Lab) clusterCPU() time.Duration {
-	out, err := docker.Output(context.Background(), 10*time.Second, "ps", "-q", "--no-trunc", "--filter", "label=io.x-k8s.kind.cluster="+l.Cluster)
+	out, err := docker.Output(context.Background(), docker.Quick, "ps", "-q", "--no-trunc", "--filter", "label=io.x-k8s.kind.cluster="+l.Cluster)
 	if err != nil {
 		return 0
 	}
