@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -45,7 +46,11 @@ func (i *Injector) nodeFile(ctx context.Context, f *scenarios.NodeFileFault) err
 	if err != nil {
 		return err
 	}
-	if err := i.recordFile(ctx, n, f.Path); err != nil {
+	recorded := f.Path
+	if f.WholeDir {
+		recorded = path.Dir(f.Path)
+	}
+	if err := i.recordFile(ctx, n, recorded); err != nil {
 		return err
 	}
 	switch {
@@ -98,11 +103,12 @@ func (i *Injector) revertFile(ctx context.Context, p *FilePrior) error {
 		return err
 	}
 	if sum != p.SHA256 {
-		if _, err := node.Run(ctx, n, "cp", "-a", p.Backup, p.Path); err != nil {
+		// A recorded directory comes back as it was, without what was added to it since.
+		if _, err := node.Run(ctx, n, "sh", "-c", `if [ -d "$2" ]; then rm -rf "$1"; fi; cp -a "$2" "$1"`, "sh", p.Path, p.Backup); err != nil {
 			return err
 		}
 	}
-	_, err = node.Run(ctx, n, "rm", "-f", p.Backup)
+	_, err = node.Run(ctx, n, "rm", "-rf", p.Backup)
 	return err
 }
 

@@ -82,10 +82,51 @@ func (i *Injector) apply(ctx context.Context, f *scenarios.ApplyFault) error {
 			return err
 		}
 	}
+	if f.Ready {
+		return i.waitReady(ctx, objs)
+	}
 	if f.Wait {
 		return i.waitForPods(ctx, objs)
 	}
 	return nil
+}
+
+// waitReady waits until every applied workload's controller has observed it and has all its replicas Ready.
+func (i *Injector) waitReady(ctx context.Context, objs []*unstructured.Unstructured) error {
+	for _, o := range objs {
+		if _, found, _ := unstructured.NestedFieldNoCopy(o.Object, "spec", "selector"); !found || o.GetKind() == "Service" {
+			continue
+		}
+		err := kube.Poll(ctx, 300*time.Millisecond, waitTimeout, func(ctx context.Context) (bool, error) {
+			live, err := i.env.Clients.Get(ctx, stub(refOf(o)))
+			if err != nil || live == nil {
+				return false, nil
+			}
+			return workloadReady(live), nil
+		})
+		if err != nil {
+			return fmt.Errorf("%s %s did not have all its replicas Ready within %s: %w", o.GetKind(), manifest.Name(o), waitTimeout, err)
+		}
+	}
+	return nil
+}
+
+// workloadReady reads a workload's status: a DaemonSet by its scheduled and ready Pods, any other by its
+// replicas (1 when unset, as the API defaults it).
+func workloadReady(w *unstructured.Unstructured) bool {
+	status := func(f string) int64 { v, _, _ := unstructured.NestedInt64(w.Object, "status", f); return v }
+	if status("observedGeneration") < w.GetGeneration() {
+		return false
+	}
+	if w.GetKind() == "DaemonSet" {
+		want := status("desiredNumberScheduled")
+		return want > 0 && status("numberReady") == want && status("updatedNumberScheduled") == want
+	}
+	want, found, _ := unstructured.NestedInt64(w.Object, "spec", "replicas")
+	if !found {
+		want = 1
+	}
+	return status("readyReplicas") >= want
 }
 
 // waitForPods waits until every applied workload has a Pod, so a symptom about that Pod can be observed, and

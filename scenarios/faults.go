@@ -29,6 +29,9 @@ type ApplyFault struct {
 	// Bound, when set, waits until the applied claims are Bound, so a Pod applied after them is scheduled
 	// against their volumes instead of being refused for an unbound claim.
 	Bound bool `yaml:"bound"`
+	// Ready, when set, waits until the applied workloads have every replica Ready: for a fault that a new Pod
+	// would undo (a CNI plugin turns IP forwarding back on when it sets up a Pod's network), injected after it.
+	Ready bool `yaml:"ready"`
 }
 
 // PatchFault patches a live object (type merge, strategic or json).
@@ -74,6 +77,9 @@ type NodeFileFault struct {
 	Remove  bool         `yaml:"remove"`
 	MoveTo  string       `yaml:"moveTo"`
 	Chmod   string       `yaml:"chmod"`
+	// WholeDir records the file's whole directory instead of the file, so reset also removes the files a fix
+	// added there under names of the learner's choosing (a drop-in beside a profile in /etc/sysctl.d).
+	WholeDir bool `yaml:"wholeDir"`
 }
 
 // Replacement replaces every Old with New; Old must occur.
