@@ -1,0 +1,127 @@
+package grader
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/cka-lab/lab/internal/manifest"
+)
+
+func init() {
+	Register("kustomizeApplied", kustomizeApplied)
+}
+
+// dryRunManager owns nothing, so its dry-run apply removes no field another manager set: it changes only what
+// the rendered objects state otherwise.
+const dryRunManager = "lab-grader-dry-run"
+
+// kustomizeApplied: the Kustomize directory args.dir on args.node renders, and every object it renders is live as
+// rendered, which the API server decides: a server-side dry-run apply of the object changes nothing. However the
+// learner applied it (client-side, server-side, rendered and piped from elsewhere), the directory is the source
+// of truth for what runs; an object changed by hand afterwards, or a directory that no longer renders, fails.
+func kustomizeApplied(ctx context.Context, e Env, args map[string]string) Result {
+	n, err := e.nodeNamed(args["node"])
+	if err != nil {
+		return e.fail("%v", err)
+	}
+	dir := args["dir"]
+	var stdout, stderr bytes.Buffer
+	cmd := n.CommandContext(ctx, "kubectl", "kustomize", dir)
+	cmd.SetStdout(&stdout)
+	cmd.SetStderr(&stderr)
+	if err := cmd.Run(); err != nil {
+		return e.fail("`kubectl kustomize %s` on %s fails: %s", dir, n, firstLine(stderr.String()))
+	}
+	objs, err := manifest.Decode(stdout.Bytes())
+	if err != nil {
+		return e.fail("what %s renders does not decode: %v", dir, err)
+	}
+	if len(objs) == 0 {
+		return e.fail("%s renders no objects", dir)
+	}
+	for _, o := range objs {
+		name := o.GetKind() + " " + manifest.Name(o)
+		live, err := e.Clients.Get(ctx, o)
+		if err != nil {
+			return e.fail("read %s: %v", name, err)
+		}
+		ri, err := e.Clients.Resource(o.GroupVersionKind(), o.GetNamespace())
+		if err != nil {
+			return e.fail("%v", err)
+		}
+		if live == nil {
+			where := ""
+			if m, err := e.Clients.Mapper.RESTMapping(o.GroupVersionKind().GroupKind(), o.GroupVersionKind().Version); err == nil &&
+				m.Scope.Name() == meta.RESTScopeNameNamespace && o.GetNamespace() == "" {
+				where = " (it renders no namespace, so applying it as it is creates the object in default)"
+			}
+			return e.fail("%s, which %s renders, is not in the cluster%s: the directory was not applied as it is", name, dir, where)
+		}
+		applied, err := ri.Apply(ctx, o.GetName(), o, metav1.ApplyOptions{FieldManager: dryRunManager, Force: true, DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			return e.fail("a dry-run apply of %s from %s is refused: %v", name, dir, err)
+		}
+		if d := firstDifference("", comparable(live), comparable(applied)); d != "" {
+			return e.fail("%s is not what %s renders: applying it would change %s", name, dir, d)
+		}
+	}
+	return pass("the %d objects %s renders are live as it renders them (a server-side dry-run apply changes nothing)", len(objs), dir)
+}
+
+// comparable is the object without what every write changes: its resource version and field managers.
+func comparable(u *unstructured.Unstructured) map[string]any {
+	c := u.DeepCopy()
+	unstructured.RemoveNestedField(c.Object, "metadata", "managedFields")
+	unstructured.RemoveNestedField(c.Object, "metadata", "resourceVersion")
+	return c.Object
+}
+
+// firstDifference names the first field, in a stable order, where a and b differ ("" when they are equal).
+func firstDifference(path string, a, b any) string {
+	am, aIsMap := a.(map[string]any)
+	bm, bIsMap := b.(map[string]any)
+	if aIsMap && bIsMap {
+		union := maps.Clone(am)
+		maps.Copy(union, bm)
+		for _, k := range slices.Sorted(maps.Keys(union)) {
+			if d := firstDifference(strings.TrimPrefix(path+"."+k, "."), am[k], bm[k]); d != "" {
+				return d
+			}
+		}
+		return ""
+	}
+	al, aIsList := a.([]any)
+	bl, bIsList := b.([]any)
+	if aIsList && bIsList && len(al) == len(bl) {
+		for i := range al {
+			if d := firstDifference(fmt.Sprintf("%s[%d]", path, i), al[i], bl[i]); d != "" {
+				return d
+			}
+		}
+		return ""
+	}
+	if reflect.DeepEqual(a, b) {
+		return ""
+	}
+	return fmt.Sprintf("%s from %s to %s", path, short(a), short(b))
+}
+
+func short(v any) string {
+	if v == nil {
+		return "(unset)"
+	}
+	s := fmt.Sprint(v)
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return s
+}
