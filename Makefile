@@ -11,18 +11,21 @@ E2E_PROCS ?= 2
 GINKGO := bin/ginkgo
 GOLANGCI_VERSION := v2.15.0
 GOLANGCI := bin/golangci-lint-$(GOLANGCI_VERSION)
+# Helm for the scenarios that install with it (internal/tools.HelmVersion): lab copies it onto the node.
+HELM_VERSION := v4.3.2
+HELM := bin/helm-$(HELM_VERSION)
 FUZZTIME ?= 15s
 export CGO_ENABLED := 0
 
-.PHONY: build up test prereqs vet unit lint fuzz fuzz-long e2e e2e-seeds bench clean
+.PHONY: build up test prereqs vet unit lint fuzz fuzz-long e2e e2e-seeds bench clean helm
 
 # Static and stripped: the webhook image is this binary, loaded into every node.
 build:
 	$(GO) build -ldflags "-s -w" -o $(BIN) ./cmd/lab
 
 # The main job: a lab cluster with a scenario started, its task printed.
-up: build
-	@KUBECTL_DIR=$$(hack/prereqs.sh) && export PATH="$$PWD/bin:$$KUBECTL_DIR:$$PATH" && \
+up: build $(HELM)
+	@KUBECTL_DIR=$$(hack/prereqs.sh) && export PATH="$$PWD/bin:$$KUBECTL_DIR:$$PATH" LAB_HELM="$$PWD/$(HELM)" && \
 	  $(BIN) cluster create && $(BIN) start $(SCENARIO) && \
 	  echo "Now: export KUBECONFIG=$$($(BIN) cluster status -o json | sed -n 's/.*\"kubeconfig\":\"\([^\"]*\)\".*/\1/p'); fix it; then: $(BIN) check"
 
@@ -50,14 +53,20 @@ fuzz-long:
 	$(GO) test ./scenarios -run '^$$' -fuzz FuzzParse -fuzztime 10m
 
 # The e2e suite on one real kind cluster; E2E_KEEP_CLUSTER=1 keeps it, E2E_SEED=N replays a variant.
-e2e: $(GINKGO)
-	@KUBECTL_DIR=$$(hack/prereqs.sh) && export KUBECTL="$$KUBECTL_DIR/kubectl" && \
+e2e: $(GINKGO) $(HELM)
+	@KUBECTL_DIR=$$(hack/prereqs.sh) && export KUBECTL="$$KUBECTL_DIR/kubectl" LAB_HELM="$$PWD/$(HELM)" && \
 	  $(GINKGO) -v --procs $(E2E_PROCS) --timeout $(E2E_TIMEOUT) --show-node-events=false $(E2E_FLAGS) ./e2e
 
 # Built from the Go module proxy (no release download needed), once per version.
 $(GOLANGCI):
 	GOBIN=$$PWD/bin/.golangci $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
 	mv bin/.golangci/golangci-lint $@ && rmdir bin/.golangci
+
+# Static (CGO_ENABLED=0 above), so the same binary runs inside a kind node.
+helm: $(HELM)
+$(HELM):
+	GOBIN=$$PWD/bin/.helm $(GO) install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION)
+	mv bin/.helm/helm $@ && rmdir bin/.helm
 
 $(GINKGO): go.mod
 	GOBIN=$$PWD/bin $(GO) install github.com/onsi/ginkgo/v2/ginkgo@$$($(GO) list -m -f '{{.Version}}' github.com/onsi/ginkgo/v2)
@@ -66,8 +75,8 @@ $(GINKGO): go.mod
 e2e-seeds:
 	@for s in $${SEEDS:-11 22 33}; do E2E_SEED=$$s E2E_KEEP_CLUSTER=1 E2E_EXTRAS_BUDGET=24h $(MAKE) e2e E2E_FLAGS="--label-filter=scenarios" || exit 1; done
 
-bench: build
-	@KUBECTL_DIR=$$(hack/prereqs.sh) && export PATH="$$PWD/bin:$$KUBECTL_DIR:$$PATH" && $(BIN) bench $(BENCH_FLAGS)
+bench: build $(HELM)
+	@KUBECTL_DIR=$$(hack/prereqs.sh) && export PATH="$$PWD/bin:$$KUBECTL_DIR:$$PATH" LAB_HELM="$$PWD/$(HELM)" && $(BIN) bench $(BENCH_FLAGS)
 
 clean:
 	rm -rf bin

@@ -48,33 +48,42 @@ func kustomizeApplied(ctx context.Context, e Env, args map[string]string) Result
 	if len(objs) == 0 {
 		return e.fail("%s renders no objects", dir)
 	}
+	if why := liveAsStated(ctx, e, objs, dir+" renders"); why != "" {
+		return e.fail("%s", why)
+	}
+	return pass("the %d objects %s renders are live as it renders them (a server-side dry-run apply changes nothing)", len(objs), dir)
+}
+
+// liveAsStated says why the objects a source states (a rendered directory, a release's manifest) are not live
+// as stated, or "" when they are: each exists, and a server-side dry-run apply of it changes nothing.
+func liveAsStated(ctx context.Context, e Env, objs []*unstructured.Unstructured, source string) string {
 	for _, o := range objs {
 		name := o.GetKind() + " " + manifest.Name(o)
 		live, err := e.Clients.Get(ctx, o)
 		if err != nil {
-			return e.fail("read %s: %v", name, err)
+			return fmt.Sprintf("read %s: %v", name, err)
 		}
 		ri, err := e.Clients.Resource(o.GroupVersionKind(), o.GetNamespace())
 		if err != nil {
-			return e.fail("%v", err)
+			return err.Error()
 		}
 		if live == nil {
 			where := ""
 			if m, err := e.Clients.Mapper.RESTMapping(o.GroupVersionKind().GroupKind(), o.GroupVersionKind().Version); err == nil &&
 				m.Scope.Name() == meta.RESTScopeNameNamespace && o.GetNamespace() == "" {
-				where = " (it renders no namespace, so applying it as it is creates the object in default)"
+				where = " (it names no namespace, so applying it as it is creates the object in default)"
 			}
-			return e.fail("%s, which %s renders, is not in the cluster%s: the directory was not applied as it is", name, dir, where)
+			return fmt.Sprintf("%s, which %s, is not in the cluster%s", name, source, where)
 		}
 		applied, err := ri.Apply(ctx, o.GetName(), o, metav1.ApplyOptions{FieldManager: dryRunManager, Force: true, DryRun: []string{metav1.DryRunAll}})
 		if err != nil {
-			return e.fail("a dry-run apply of %s from %s is refused: %v", name, dir, err)
+			return fmt.Sprintf("a dry-run apply of %s, which %s, is refused: %v", name, source, err)
 		}
 		if d := firstDifference("", comparable(live), comparable(applied)); d != "" {
-			return e.fail("%s is not what %s renders: applying it would change %s", name, dir, d)
+			return fmt.Sprintf("%s is not what %s: applying it would change %s", name, source, d)
 		}
 	}
-	return pass("the %d objects %s renders are live as it renders them (a server-side dry-run apply changes nothing)", len(objs), dir)
+	return ""
 }
 
 // comparable is the object without what every write changes: its resource version and field managers.

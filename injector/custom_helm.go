@@ -1,0 +1,91 @@
+package injector
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"sigs.k8s.io/kind/pkg/exec"
+
+	"github.com/cka-lab/lab/internal/node"
+	"github.com/cka-lab/lab/internal/tools"
+	"github.com/cka-lab/lab/scenarios"
+)
+
+func init() {
+	Register("installHelm", installHelm)
+	Register("helm", runHelm)
+}
+
+// Preflight says what this machine lacks for the faults before any is injected, so a start that cannot finish
+// changes nothing: a helm to copy onto a node.
+func Preflight(faults []scenarios.Fault) error {
+	for _, f := range faults {
+		if f.Custom != nil && f.Custom.Func == "installHelm" {
+			if _, err := tools.Helm(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// helmPath is where an exam host has helm.
+const helmPath = "/usr/local/bin/helm"
+
+// adminKubeconfig is the cluster-admin kubeconfig kubeadm writes on a control-plane node.
+const adminKubeconfig = "/etc/kubernetes/admin.conf"
+
+// installHelm copies this machine's helm (tools.Helm) onto the node (args node) at /usr/local/bin/helm, as an
+// exam host has it installed; reset removes it.
+func installHelm(ctx context.Context, i *Injector, args map[string]string) error {
+	src, err := tools.Helm()
+	if err != nil {
+		return err
+	}
+	n, err := i.node(args["node"])
+	if err != nil {
+		return err
+	}
+	if err := i.recordFile(ctx, n, helmPath); err != nil {
+		return err
+	}
+	f, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }()
+	cmd := n.CommandContext(ctx, "sh", "-c", `cat > "$1" && chmod 0755 "$1"`, "sh", helmPath)
+	cmd.SetStdin(f)
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("copy %s to %s on %s: %w", src, helmPath, n, exec.RunErrorForError(err))
+	}
+	if _, err := node.Run(ctx, n, helmPath, "version", "--short"); err != nil {
+		return fmt.Errorf("%s does not run on %s, which needs a Linux helm binary of its architecture (set %s to one, or build it with `make helm`): %w", src, n, tools.HelmEnv, err)
+	}
+	return nil
+}
+
+// runHelm runs `helm install` or `helm upgrade` (args args, split on spaces) on the node (args node) against
+// the cluster, as a colleague did there before the task. The release lives in args namespace, which must be a
+// namespace the scenario created: reset deletes the release's objects and history with it.
+func runHelm(ctx context.Context, i *Injector, args map[string]string) error {
+	argv := strings.Fields(args["args"])
+	if len(argv) == 0 || (argv[0] != "install" && argv[0] != "upgrade") {
+		return fmt.Errorf("helm fault runs install or upgrade, not %q", args["args"])
+	}
+	ns := args["namespace"]
+	if !i.ledger.createdNamespaces()[ns] {
+		return fmt.Errorf("helm release in namespace %q, which the scenario did not create: reset could not remove it", ns)
+	}
+	n, err := i.node(args["node"])
+	if err != nil {
+		return err
+	}
+	argv = append(argv, "--namespace", ns, "--kubeconfig", adminKubeconfig)
+	if _, err := node.Run(ctx, n, helmPath, argv...); err != nil {
+		return fmt.Errorf("helm %s: %w", args["args"], err)
+	}
+	return nil
+}
