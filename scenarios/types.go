@@ -18,9 +18,11 @@ type Scenario struct {
 	Stage      journey.Stage `yaml:"stage"`
 	Difficulty string        `yaml:"difficulty"`
 	// Competency is the CKA curriculum domain the scenario trains (one of Competencies).
-	Competency string   `yaml:"competency"`
-	Weight     int      `yaml:"weight"`
-	TimeLimit  Duration `yaml:"timeLimit"`
+	Competency string `yaml:"competency"`
+	// Component is the add-on or tool beyond a bare cluster the scenario trains (one of Components), if any.
+	Component string   `yaml:"component"`
+	Weight    int      `yaml:"weight"`
+	TimeLimit Duration `yaml:"timeLimit"`
 	// Images are workload images the scenario's Pods use; lab preloads them into every node.
 	Images []string        `yaml:"images"`
 	Vars   map[string]*Var `yaml:"vars"`

@@ -45,6 +45,27 @@ var Competencies = []Competency{
 	{"storage", "Storage", 10},
 }
 
+// Component is an add-on or tool of the 2025 curriculum that a bare kind cluster lacks.
+type Component struct{ ID, Title string }
+
+// Components are the curriculum's components, each a row of the README's coverage table.
+var Components = []Component{
+	{"helm", "Helm"},
+	{"kustomize", "Kustomize"},
+	{"crd-operator", "CRDs and operators"},
+	{"autoscaling", "Autoscaling (metrics-server, HPA)"},
+	{"gateway-api", "Gateway API"},
+	{"ingress", "Ingress"},
+}
+
+func componentIDs() []string {
+	ids := make([]string, len(Components))
+	for i, c := range Components {
+		ids[i] = c.ID
+	}
+	return ids
+}
+
 func competencyIDs() []string {
 	ids := make([]string, len(Competencies))
 	for i, c := range Competencies {
@@ -102,6 +123,9 @@ func (v *validator) header() {
 		v.add("stage", []any{"stage"}, "%v", err)
 	} else if st != s.Stage {
 		v.add("stage", []any{"stage"}, "write the canonical stage name %q", st)
+	}
+	if s.Component != "" && !slices.Contains(componentIDs(), s.Component) {
+		v.add("component", []any{"component"}, "must be one of %s, or left out, got %q", strings.Join(componentIDs(), ", "), s.Component)
 	}
 	if !slices.Contains(competencyIDs(), s.Competency) {
 		v.add("competency", []any{"competency"}, "must be one of %s (the CKA curriculum's domains), got %q", strings.Join(competencyIDs(), ", "), s.Competency)

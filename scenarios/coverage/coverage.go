@@ -38,6 +38,27 @@ func Table(c *scenarios.Catalog) string {
 	}
 	fmt.Fprintf(&b, "| **all stages** | | **%d** |\n", total)
 	b.WriteString("\n" + byCompetency(c))
+	b.WriteString("\n" + byComponent(c))
+	return b.String()
+}
+
+// byComponent is the third table: one row per add-on or tool beyond a bare cluster, with its scenarios.
+func byComponent(c *scenarios.Catalog) string {
+	ids := map[string][]string{}
+	for _, s := range c.All() {
+		if s.Component != "" {
+			ids[s.Component] = append(ids[s.Component], "`"+s.ID+"`")
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "| component | scenarios | count |\n| --- | --- | --- |\n")
+	for _, comp := range scenarios.Components {
+		list := strings.Join(ids[comp.ID], ", ")
+		if list == "" {
+			list = "none yet"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d |\n", comp.Title, list, len(ids[comp.ID]))
+	}
 	return b.String()
 }
 
