@@ -79,19 +79,54 @@ func liveAsStated(ctx context.Context, e Env, objs []*unstructured.Unstructured,
 		if err != nil {
 			return fmt.Sprintf("a dry-run apply of %s, which %s, is refused: %v", name, source, err)
 		}
-		if d := firstDifference("", comparable(live), comparable(applied)); d != "" {
+		liveObj, appliedObj := comparable(live), comparable(applied)
+		d := firstDifferenceWithin(o.Object, "", liveObj, appliedObj)
+		if d == "" {
+			d = firstDifference("", liveObj, appliedObj)
+		}
+		if d != "" {
 			return fmt.Sprintf("%s is not what %s: applying it would change %s", name, source, d)
 		}
 	}
 	return ""
 }
 
-// comparable is the object without what every write changes: its resource version and field managers.
+// comparable is the object without what every write changes (its resource version and field managers) and
+// without its generation, which follows a change of the spec that the comparison names instead.
 func comparable(u *unstructured.Unstructured) map[string]any {
 	c := u.DeepCopy()
-	unstructured.RemoveNestedField(c.Object, "metadata", "managedFields")
-	unstructured.RemoveNestedField(c.Object, "metadata", "resourceVersion")
+	for _, f := range []string{"managedFields", "resourceVersion", "generation"} {
+		unstructured.RemoveNestedField(c.Object, "metadata", f)
+	}
 	return c.Object
+}
+
+// firstDifferenceWithin is firstDifference over the fields the source states only, so the report names what
+// the source says (type ClusterIP) before what the API server derives from it (no externalTrafficPolicy).
+func firstDifferenceWithin(stated any, path string, a, b any) string {
+	switch st := stated.(type) {
+	case map[string]any:
+		am, _ := a.(map[string]any)
+		bm, _ := b.(map[string]any)
+		for _, k := range slices.Sorted(maps.Keys(st)) {
+			if d := firstDifferenceWithin(st[k], strings.TrimPrefix(path+"."+k, "."), am[k], bm[k]); d != "" {
+				return d
+			}
+		}
+		return ""
+	case []any:
+		al, aok := a.([]any)
+		bl, bok := b.([]any)
+		if aok && bok && len(al) == len(st) && len(bl) == len(st) {
+			for i := range st {
+				if d := firstDifferenceWithin(st[i], fmt.Sprintf("%s[%d]", path, i), al[i], bl[i]); d != "" {
+					return d
+				}
+			}
+			return ""
+		}
+	}
+	return firstDifference(path, a, b)
 }
 
 // firstDifference names the first field, in a stable order, where a and b differ ("" when they are equal).

@@ -40,3 +40,16 @@ func TestFirstDifference(t *testing.T) {
 		}
 	}
 }
+
+// The report names the field the source states before one the API server derived from it.
+func TestFirstDifferenceWithinStatedFields(t *testing.T) {
+	live := map[string]any{"spec": map[string]any{"type": "NodePort", "externalTrafficPolicy": "Cluster", "ports": []any{map[string]any{"port": int64(80), "nodePort": int64(30080)}}}}
+	applied := map[string]any{"spec": map[string]any{"type": "ClusterIP", "ports": []any{map[string]any{"port": int64(80)}}}}
+	stated := map[string]any{"spec": map[string]any{"type": "ClusterIP", "ports": []any{map[string]any{"port": int64(80)}}}}
+	if got, want := firstDifferenceWithin(stated, "", live, applied), "spec.type from NodePort to ClusterIP"; got != want {
+		t.Errorf("firstDifferenceWithin = %q, want %q", got, want)
+	}
+	if got := firstDifferenceWithin(stated, "", applied, applied); got != "" {
+		t.Errorf("equal objects differ at %q", got)
+	}
+}
