@@ -64,10 +64,11 @@ func (e Env) sameObject(ctx context.Context, r scenarios.ObjectRef) Result {
 	return pass("%s is the object the task started with (created %s)", r, created.UTC().Format(time.TimeOnly))
 }
 
-// recreated says whether an object was created after the task was shown (zero: unknown, never judged).
-// Creation times have whole seconds.
+// recreated says whether an object was created once the task was shown (zero: unknown, never judged).
+// Creation times have whole seconds; a task is shown at the start of a second after its setup's (session's
+// shownAt), so an object created in the second it was shown is the learner's.
 func recreated(created, shown time.Time) bool {
-	return !shown.IsZero() && created.After(shown.Truncate(time.Second))
+	return !shown.IsZero() && !created.Before(shown.Truncate(time.Second))
 }
 
 func (e Env) field(ctx context.Context, c *scenarios.FieldCheck) Result {

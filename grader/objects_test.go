@@ -47,7 +47,7 @@ func TestRecreated(t *testing.T) {
 		want           bool
 	}{
 		{shown.Add(-3 * time.Second).Truncate(time.Second), shown, false}, // made by the scenario's setup
-		{shown.Truncate(time.Second), shown, false},                       // the same second, stored without its fraction
+		{shown.Truncate(time.Second), shown, true},                        // the second it was shown in, after the setup's
 		{shown.Add(90 * time.Second).Truncate(time.Second), shown, true},  // deleted and recreated by the learner
 		{shown.Add(90 * time.Second), time.Time{}, false},                 // no start time known: not judged
 	}

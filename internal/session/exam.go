@@ -167,7 +167,7 @@ func (s *Session) StartExam(ctx context.Context, o ExamOptions) (*Exam, []*scena
 			return nil, nil, fmt.Errorf("start exam question %d (%s): %w (run `lab exam stop` to restore the cluster)", i+1, inst.ID, err)
 		}
 	}
-	e.Phase, e.Started = PhaseActive, time.Now().UTC()
+	e.Phase, e.Started = PhaseActive, shownAt(ctx)
 	e.CurrentSince = e.Started
 	return e, insts, s.SaveExam(e)
 }

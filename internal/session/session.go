@@ -143,6 +143,18 @@ func (s *Session) Instance(cat *scenarios.Catalog, a *Attempt) (*scenarios.Insta
 	return sc.WithValues(a.Seed, a.Values)
 }
 
+// shownAt is when a task is shown: the start of the next whole second. The API server stores creation times in
+// whole seconds, so an object the setup made and one a learner recreates right after the task appears would
+// otherwise share one, and the grader could not tell them apart (CI run 40).
+func shownAt(ctx context.Context) time.Time {
+	next := time.Now().Truncate(time.Second).Add(time.Second)
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Until(next)):
+	}
+	return time.Now().UTC()
+}
+
 // SymptomTimeout is how long start waits for a symptom unless the scenario says otherwise.
 const SymptomTimeout = 90 * time.Second
 
@@ -175,7 +187,7 @@ func (s *Session) Start(ctx context.Context, sc *scenarios.Scenario, seed int64)
 		err = withFailureSaved(err, func() error { return s.Store.Write(s.Cluster.Name, attemptFile, a) })
 		return nil, fmt.Errorf("start %s: %w (run `lab reset` to restore the cluster)", sc.ID, err)
 	}
-	a.Phase, a.Started = PhaseActive, time.Now().UTC()
+	a.Phase, a.Started = PhaseActive, shownAt(ctx)
 	return inst, s.Store.Write(s.Cluster.Name, attemptFile, a)
 }
 
