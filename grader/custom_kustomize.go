@@ -80,9 +80,9 @@ func liveAsStated(ctx context.Context, e Env, objs []*unstructured.Unstructured,
 			return fmt.Sprintf("a dry-run apply of %s, which %s, is refused: %v", name, source, err)
 		}
 		liveObj, appliedObj := comparable(live), comparable(applied)
-		d := firstDifferenceWithin(o.Object, "", liveObj, appliedObj)
+		d := firstDifference(o.Object, "", liveObj, appliedObj)
 		if d == "" {
-			d = firstDifference("", liveObj, appliedObj)
+			d = firstDifference(nil, "", liveObj, appliedObj)
 		}
 		if d != "" {
 			return fmt.Sprintf("%s is not what %s: applying it would change %s", name, source, d)
@@ -101,43 +101,21 @@ func comparable(u *unstructured.Unstructured) map[string]any {
 	return c.Object
 }
 
-// firstDifferenceWithin is firstDifference over the fields the source states only, so the report names what
-// the source says (type ClusterIP) before what the API server derives from it (no externalTrafficPolicy).
-func firstDifferenceWithin(stated any, path string, a, b any) string {
-	switch st := stated.(type) {
-	case map[string]any:
-		am, _ := a.(map[string]any)
-		bm, _ := b.(map[string]any)
-		for _, k := range slices.Sorted(maps.Keys(st)) {
-			if d := firstDifferenceWithin(st[k], strings.TrimPrefix(path+"."+k, "."), am[k], bm[k]); d != "" {
-				return d
-			}
-		}
-		return ""
-	case []any:
-		al, aok := a.([]any)
-		bl, bok := b.([]any)
-		if aok && bok && len(al) == len(st) && len(bl) == len(st) {
-			for i := range st {
-				if d := firstDifferenceWithin(st[i], fmt.Sprintf("%s[%d]", path, i), al[i], bl[i]); d != "" {
-					return d
-				}
-			}
-			return ""
-		}
-	}
-	return firstDifference(path, a, b)
-}
-
-// firstDifference names the first field, in a stable order, where a and b differ ("" when they are equal).
-func firstDifference(path string, a, b any) string {
+// firstDifference names the first field, in a stable order, where a and b differ ("" when they are equal),
+// looking only at the fields stated has when it is set: so a report names what a source says (type ClusterIP)
+// before what the API server derives from it (no externalTrafficPolicy).
+func firstDifference(stated any, path string, a, b any) string {
 	am, aIsMap := a.(map[string]any)
 	bm, bIsMap := b.(map[string]any)
-	if aIsMap && bIsMap {
-		union := maps.Clone(am)
-		maps.Copy(union, bm)
-		for _, k := range slices.Sorted(maps.Keys(union)) {
-			if d := firstDifference(strings.TrimPrefix(path+"."+k, "."), am[k], bm[k]); d != "" {
+	sm, sIsMap := stated.(map[string]any)
+	if aIsMap && bIsMap || sIsMap {
+		keys := sm
+		if !sIsMap {
+			keys = maps.Clone(am)
+			maps.Copy(keys, bm)
+		}
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
+			if d := firstDifference(sm[k], strings.TrimPrefix(path+"."+k, "."), am[k], bm[k]); d != "" {
 				return d
 			}
 		}
@@ -145,9 +123,14 @@ func firstDifference(path string, a, b any) string {
 	}
 	al, aIsList := a.([]any)
 	bl, bIsList := b.([]any)
-	if aIsList && bIsList && len(al) == len(bl) {
+	sl, sIsList := stated.([]any)
+	if aIsList && bIsList && len(al) == len(bl) && (!sIsList || len(sl) == len(al)) {
 		for i := range al {
-			if d := firstDifference(fmt.Sprintf("%s[%d]", path, i), al[i], bl[i]); d != "" {
+			var s any
+			if sIsList {
+				s = sl[i]
+			}
+			if d := firstDifference(s, fmt.Sprintf("%s[%d]", path, i), al[i], bl[i]); d != "" {
 				return d
 			}
 		}

@@ -19,7 +19,7 @@ func TestFirstDifference(t *testing.T) {
 			"containers": []any{map[string]any{"image": "nginx:1.27", "name": "nginx"}},
 		}}, "replicas": int64(1)},
 	}
-	if d := firstDifference("", live, same); d != "" {
+	if d := firstDifference(nil, "", live, same); d != "" {
 		t.Errorf("equal objects differ at %q", d)
 	}
 	for _, tc := range []struct {
@@ -35,7 +35,7 @@ func TestFirstDifference(t *testing.T) {
 	} {
 		applied := runtime.DeepCopyJSON(same)
 		tc.applied(applied)
-		if got := firstDifference("", live, applied); got != tc.want {
+		if got := firstDifference(nil, "", live, applied); got != tc.want {
 			t.Errorf("%s: firstDifference = %q, want %q", tc.name, got, tc.want)
 		}
 	}
@@ -46,10 +46,10 @@ func TestFirstDifferenceWithinStatedFields(t *testing.T) {
 	live := map[string]any{"spec": map[string]any{"type": "NodePort", "externalTrafficPolicy": "Cluster", "ports": []any{map[string]any{"port": int64(80), "nodePort": int64(30080)}}}}
 	applied := map[string]any{"spec": map[string]any{"type": "ClusterIP", "ports": []any{map[string]any{"port": int64(80)}}}}
 	stated := map[string]any{"spec": map[string]any{"type": "ClusterIP", "ports": []any{map[string]any{"port": int64(80)}}}}
-	if got, want := firstDifferenceWithin(stated, "", live, applied), "spec.type from NodePort to ClusterIP"; got != want {
-		t.Errorf("firstDifferenceWithin = %q, want %q", got, want)
+	if got, want := firstDifference(stated, "", live, applied), "spec.type from NodePort to ClusterIP"; got != want {
+		t.Errorf("firstDifference over stated fields = %q, want %q", got, want)
 	}
-	if got := firstDifferenceWithin(stated, "", applied, applied); got != "" {
+	if got := firstDifference(stated, "", applied, applied); got != "" {
 		t.Errorf("equal objects differ at %q", got)
 	}
 }
