@@ -145,8 +145,8 @@ func TestBuildImageRejectsDynamicBinary(t *testing.T) {
 	if !dynamic {
 		t.Skipf("%s is statically linked here", ls)
 	}
-	err = BuildImage(ls, "lab.local/lab-webhook:test", io.Discard)
-	want := fmt.Sprintf("webhook image: %s is dynamically linked; the webhook runs in an empty image, so build lab with CGO_ENABLED=0 (make build)", ls)
+	err = BuildImage(ls, "lab.local/lab:test", io.Discard)
+	want := fmt.Sprintf("webhook image: %s is dynamically linked; it runs in an empty image, so build lab with GOOS=linux CGO_ENABLED=0 (make build)", ls)
 	if err == nil || err.Error() != want {
 		t.Errorf("BuildImage(%s) = %v\nwant %s", ls, err, want)
 	}
@@ -157,7 +157,7 @@ func TestBuildImageRejectsNonELFAndBadRef(t *testing.T) {
 	if err := os.WriteFile(script, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := BuildImage(script, "lab.local/lab-webhook:test", io.Discard); err == nil || !strings.Contains(err.Error(), "is not a Linux executable") {
+	if err := BuildImage(script, "lab.local/lab:test", io.Discard); err == nil || !strings.Contains(err.Error(), "is not a Linux executable") {
 		t.Errorf("BuildImage(script) = %v, want a not-a-Linux-executable error", err)
 	}
 	if err := BuildImage(script, "Not A Ref", io.Discard); err == nil || !strings.Contains(err.Error(), "invalid reference") {
@@ -179,7 +179,7 @@ func TestImageTag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "lab.local/lab-webhook:" + hex.EncodeToString(sum[:])[:12]; tagA != want {
+	if want := ImageRepository + ":" + hex.EncodeToString(sum[:])[:12]; tagA != want {
 		t.Errorf("ImageTag = %q, want %q", tagA, want)
 	}
 	if _, err := name.NewTag(tagA, name.StrictValidation); err != nil {
