@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/cka-lab/lab/internal/manifest"
 )
@@ -55,7 +56,9 @@ func kustomizeApplied(ctx context.Context, e Env, args map[string]string) Result
 }
 
 // liveAsStated says why the objects a source states (a rendered directory, a release's manifest) are not live
-// as stated, or "" when they are: each exists, and a server-side dry-run apply of it changes nothing.
+// as stated, or "" when they are: each exists, and a server-side dry-run apply of it changes nothing. The dry
+// run validates fields strictly, as kubectl does: a field the API does not know would be dropped, so a source
+// that states one does not say what runs.
 func liveAsStated(ctx context.Context, e Env, objs []*unstructured.Unstructured, source string) string {
 	for _, o := range objs {
 		name := o.GetKind() + " " + manifest.Name(o)
@@ -75,7 +78,13 @@ func liveAsStated(ctx context.Context, e Env, objs []*unstructured.Unstructured,
 			}
 			return fmt.Sprintf("%s, which %s, is not in the cluster%s", name, source, where)
 		}
-		applied, err := ri.Apply(ctx, o.GetName(), o, metav1.ApplyOptions{FieldManager: dryRunManager, Force: true, DryRun: []string{metav1.DryRunAll}})
+		body, err := o.MarshalJSON()
+		if err != nil {
+			return fmt.Sprintf("encode %s: %v", name, err)
+		}
+		force := true
+		applied, err := ri.Patch(ctx, o.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{
+			FieldManager: dryRunManager, Force: &force, DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict"})
 		if err != nil {
 			return fmt.Sprintf("a dry-run apply of %s, which %s, is refused: %v", name, source, err)
 		}

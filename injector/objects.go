@@ -76,6 +76,11 @@ func (i *Injector) apply(ctx context.Context, f *scenarios.ApplyFault) error {
 		if err := i.env.Clients.Apply(ctx, []*unstructured.Unstructured{o}); err != nil {
 			return err
 		}
+		if o.GetKind() == "CustomResourceDefinition" {
+			if err := i.waitEstablished(ctx, o.GetName()); err != nil {
+				return err
+			}
+		}
 	}
 	if f.Bound {
 		if err := i.waitBound(ctx, objs); err != nil {
@@ -88,6 +93,30 @@ func (i *Injector) apply(ctx context.Context, f *scenarios.ApplyFault) error {
 	if f.Wait {
 		return i.waitForPods(ctx, objs)
 	}
+	return nil
+}
+
+// waitEstablished waits until the API server serves a new CustomResourceDefinition's resource, so the next
+// object of the manifest may be one.
+func (i *Injector) waitEstablished(ctx context.Context, name string) error {
+	crd := stub(scenarios.ObjectRef{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: name})
+	err := kube.Poll(ctx, 200*time.Millisecond, waitTimeout, func(ctx context.Context) (bool, error) {
+		live, err := i.env.Clients.Get(ctx, crd)
+		if err != nil || live == nil {
+			return false, nil
+		}
+		conds, _, _ := unstructured.NestedSlice(live.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, ok := c.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("CustomResourceDefinition %s was not established within %s: %w", name, waitTimeout, err)
+	}
+	i.env.Clients.Mapper.Reset()
 	return nil
 }
 

@@ -3,7 +3,6 @@ package injector
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,8 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"sigs.k8s.io/kind/pkg/cluster/nodes"
-	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 
 	"github.com/cka-lab/lab/injector/webhook"
 	"github.com/cka-lab/lab/internal/cluster/images"
@@ -29,7 +26,7 @@ import (
 // webhook deploys lab's own admission webhook server (validating or mutating): the image is lab's binary, loaded into the nodes
 // without any registry, serving TLS with a CA made for this attempt.
 func (i *Injector) webhook(ctx context.Context, w *scenarios.WebhookFault) error {
-	image, err := i.ensureWebhookImage(ctx)
+	image, err := i.ensureLabImage(ctx)
 	if err != nil {
 		return err
 	}
@@ -178,13 +175,14 @@ func (i *Injector) waitAvailable(ctx context.Context, ns, name string) error {
 		return err == nil && d.Status.AvailableReplicas > 0, nil
 	})
 	if err != nil {
-		return fmt.Errorf("webhook server %s/%s did not become available: %w", ns, name, err)
+		return fmt.Errorf("deployment %s/%s did not become available: %w", ns, name, err)
 	}
 	return nil
 }
 
-// ensureWebhookImage loads the image built from this lab binary into every node that lacks it.
-func (i *Injector) ensureWebhookImage(ctx context.Context) (string, error) {
+// ensureLabImage loads the image built from this lab binary (the webhook's and the operator's) into every node
+// that lacks it.
+func (i *Injector) ensureLabImage(ctx context.Context) (string, error) {
 	image, err := webhook.ImageTag(i.env.Self)
 	if err != nil {
 		return "", err
@@ -193,29 +191,5 @@ func (i *Injector) ensureWebhookImage(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var need []nodes.Node
-	for _, n := range ns {
-		if id, err := nodeutils.ImageID(n, image); err != nil || id == "" {
-			need = append(need, n)
-		}
-	}
-	if len(need) == 0 {
-		return image, nil
-	}
-	f, err := os.CreateTemp("", "lab-webhook-*.tar")
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = os.Remove(f.Name()) }()
-	defer func() { _ = f.Close() }()
-	if err := webhook.BuildImage(i.env.Self, image, f); err != nil {
-		return "", err
-	}
-	if err := f.Close(); err != nil {
-		return "", err
-	}
-	if err := images.LoadArchiveFile(ctx, need, f.Name(), image); err != nil {
-		return "", err
-	}
-	return image, nil
+	return image, images.EnsureBinary(ctx, ns, webhook.Image(i.env.Self, image))
 }

@@ -55,6 +55,11 @@ func (s *Scenario) createdObjects() map[string]bool {
 			out[f.Patch.Object.key()] = true
 		case f.Apply != nil:
 			manifests = append(manifests, f.Apply.Manifest)
+		case f.Custom != nil && f.Custom.Func == "operator":
+			// lab's operator runs as a Deployment and ServiceAccount of its name.
+			a := f.Custom.Args
+			out["Deployment/"+a["namespace"]+"/"+a["name"]] = true
+			out["ServiceAccount/"+a["namespace"]+"/"+a["name"]] = true
 		case f.Webhook != nil:
 			w := f.Webhook
 			config := "ValidatingWebhookConfiguration//" + w.Name

@@ -2,11 +2,13 @@ package commands
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cka-lab/lab/grader"
 	"github.com/cka-lab/lab/injector/webhook"
+	"github.com/cka-lab/lab/internal/operator"
 )
 
 // newWebhookCmd is the entrypoint of lab's admission webhook image, whose only file is this binary.
@@ -23,6 +25,23 @@ func newWebhookCmd() *cobra.Command {
 	serve.Flags().StringVar(&o.KeyFile, "key", "", "TLS key file")
 	serve.Flags().StringVar(&o.Policy, "policy", "", "policy to enforce")
 	c.AddCommand(serve)
+	return c
+}
+
+// newOperatorCmd is the entrypoint of the operator lab deploys for the custom-resource scenarios, from the same
+// image as the webhook.
+func newOperatorCmd() *cobra.Command {
+	o := operator.Options{}
+	c := &cobra.Command{
+		Use:    "operator",
+		Short:  "Run lab's operator for one custom resource (inside the cluster)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE:   func(cmd *cobra.Command, _ []string) error { return operator.Serve(cmd.Context(), o) },
+	}
+	c.Flags().StringVar(&o.Resource, "resource", "", "custom resource to reconcile, as plural.version.group")
+	c.Flags().StringVar(&o.Name, "name", "lab-operator", "field manager and managed-by label")
+	c.Flags().DurationVar(&o.Interval, "interval", 2*time.Second, "how often every object is reconciled")
 	return c
 }
 

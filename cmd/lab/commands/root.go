@@ -147,7 +147,7 @@ shows an exam-style task, and grades your fix with checks against the live clust
 	root.AddCommand(
 		newClusterCmd(f), newImagesCmd(f), newListCmd(f), newStartCmd(f), newCheckCmd(f), newResetCmd(f),
 		newStatusCmd(f), newHintCmd(f), newSolutionCmd(f), newSSHCmd(f), newScenarioCmd(f),
-		newWebhookCmd(), newGradeCmd(f),
+		newWebhookCmd(), newOperatorCmd(), newGradeCmd(f),
 		newDiagnoseCmd(f), newExplainCmd(f), newStopCmd(f), newExamCmd(f), newProgressCmd(f), newDrillCmd(f),
 		newBenchCmd(f), newClassCmd(f), newBundleCmd(f),
 	)

@@ -1,0 +1,122 @@
+package grader
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/cka-lab/lab/internal/manifest"
+)
+
+func init() {
+	Register("operatorReconciled", operatorReconciled)
+	Register("manifestApplied", manifestApplied)
+}
+
+// operatorReconciled: the custom object args.name in args.namespace, of args.resource (plural.group), is
+// reconciled by its operator, which Kubernetes shows in three places: its status reports the current
+// generation observed and a Ready condition that is True, and the Deployment of the same name is controlled by
+// it (its controller owner reference names the object's uid) and has rolled out the replicas it asks for. A
+// Deployment made by hand with the right name and image has no such owner, and an object no operator reads has
+// no such status.
+func operatorReconciled(ctx context.Context, e Env, args map[string]string) Result {
+	ns, name := args["namespace"], args["name"]
+	gr := schema.ParseGroupResource(args["resource"])
+	gvr, err := e.Clients.Mapper.ResourceFor(gr.WithVersion(""))
+	if err != nil {
+		e.Clients.Mapper.Reset()
+		if gvr, err = e.Clients.Mapper.ResourceFor(gr.WithVersion("")); err != nil {
+			return e.fail("the API server does not serve %s: %v", gr, err)
+		}
+	}
+	o, err := e.Clients.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return e.fail("%s %s does not exist in %s", gr, name, ns)
+	}
+	if err != nil {
+		return e.fail("read %s %s in %s: %v", gr, name, ns, err)
+	}
+	what := fmt.Sprintf("%s %s/%s", o.GetKind(), ns, name)
+	observed, found, _ := unstructured.NestedInt64(o.Object, "status", "observedGeneration")
+	if !found {
+		return e.fail("%s has no status: no operator has reconciled it (its operator's log says why)", what)
+	}
+	if observed < o.GetGeneration() {
+		return e.fail("%s is at generation %d, and its operator last reconciled generation %d", what, o.GetGeneration(), observed)
+	}
+	if status, reason, message := readyCondition(o); status != string(metav1.ConditionTrue) {
+		return e.fail("%s reports Ready=%s (%s: %s)", what, status, reason, message)
+	}
+	d, err := e.Clients.Kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return e.fail("%s has no Deployment %s", what, name)
+	}
+	if err != nil {
+		return e.fail("read Deployment %s/%s: %v", ns, name, err)
+	}
+	if c := metav1.GetControllerOf(d); c == nil || c.UID != o.GetUID() {
+		return e.fail("Deployment %s/%s is not controlled by %s (its controller owner reference is %s): its operator did not create it", ns, name, what, ownerName(c))
+	}
+	want, found, _ := unstructured.NestedInt64(o.Object, "spec", "replicas")
+	if !found {
+		want = 1
+	}
+	st := d.Status
+	if d.Spec.Replicas == nil || int64(*d.Spec.Replicas) != want || st.ObservedGeneration < d.Generation ||
+		int64(st.UpdatedReplicas) != want || int64(st.AvailableReplicas) != want || int64(st.Replicas) != want {
+		return e.fail("Deployment %s/%s has %d of the %d replicas %s asks for available at its current revision", ns, name, st.AvailableReplicas, want, what)
+	}
+	return pass("%s is Ready at generation %d, and controls Deployment %s with its %d replicas available", what, observed, name, want)
+}
+
+// readyCondition reads the object's Ready condition ("Unknown" when it has none).
+func readyCondition(o *unstructured.Unstructured) (status, reason, message string) {
+	conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == "Ready" {
+			return fmt.Sprint(m["status"]), fmt.Sprint(m["reason"]), fmt.Sprint(m["message"])
+		}
+	}
+	return "Unknown", "NoCondition", "no Ready condition in its status"
+}
+
+func ownerName(r *metav1.OwnerReference) string {
+	if r == nil {
+		return "none"
+	}
+	return r.Kind + " " + r.Name
+}
+
+// manifestApplied: the manifest file args.path on args.node is the source of truth for what it states: it
+// decodes, and every object in it is live as stated (a server-side dry-run apply changes nothing), however it
+// was applied. A file the API server would still refuse fails, as does an object changed by hand afterwards.
+func manifestApplied(ctx context.Context, e Env, args map[string]string) Result {
+	n, err := e.nodeNamed(args["node"])
+	if err != nil {
+		return e.fail("%v", err)
+	}
+	path := args["path"]
+	var stdout, stderr bytes.Buffer
+	cmd := n.CommandContext(ctx, "cat", path)
+	cmd.SetStdout(&stdout)
+	cmd.SetStderr(&stderr)
+	if err := cmd.Run(); err != nil {
+		return e.fail("read %s on %s: %s", path, n, firstLine(stderr.String()))
+	}
+	objs, err := manifest.Decode(stdout.Bytes())
+	if err != nil {
+		return e.fail("%s does not decode: %v", path, err)
+	}
+	if len(objs) == 0 {
+		return e.fail("%s states no objects", path)
+	}
+	if why := liveAsStated(ctx, e, objs, path+" states"); why != "" {
+		return e.fail("%s", why)
+	}
+	return pass("the %d objects %s states are live as stated (a server-side dry-run apply changes nothing)", len(objs), path)
+}
