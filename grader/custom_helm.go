@@ -10,7 +10,6 @@ import (
 	"io"
 	"strconv"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -76,8 +75,7 @@ func helmRelease(ctx context.Context, e Env, args map[string]string) Result {
 		return e.fail("the manifest of release %s revision %d does not decode: %v", name, latest.Version, err)
 	}
 	for _, o := range objs {
-		if m, err := e.Clients.Mapper.RESTMapping(o.GroupVersionKind().GroupKind(), o.GroupVersionKind().Version); err == nil &&
-			m.Scope.Name() == meta.RESTScopeNameNamespace && o.GetNamespace() == "" {
+		if namespaced, err := e.Clients.Namespaced(o.GroupVersionKind()); err == nil && namespaced && o.GetNamespace() == "" {
 			o.SetNamespace(ns)
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -72,8 +71,7 @@ func liveAsStated(ctx context.Context, e Env, objs []*unstructured.Unstructured,
 		}
 		if live == nil {
 			where := ""
-			if m, err := e.Clients.Mapper.RESTMapping(o.GroupVersionKind().GroupKind(), o.GroupVersionKind().Version); err == nil &&
-				m.Scope.Name() == meta.RESTScopeNameNamespace && o.GetNamespace() == "" {
+			if namespaced, err := e.Clients.Namespaced(o.GroupVersionKind()); err == nil && namespaced && o.GetNamespace() == "" {
 				where = " (it names no namespace, so applying it as it is creates the object in default)"
 			}
 			return fmt.Sprintf("%s, which %s, is not in the cluster%s", name, source, where)

@@ -122,6 +122,14 @@ func (i *Injector) waitEstablished(ctx context.Context, name string) error {
 
 // waitReady waits until every applied workload's controller has observed it and has all its replicas Ready.
 func (i *Injector) waitReady(ctx context.Context, objs []*unstructured.Unstructured) error {
+	return i.waitWorkloads(ctx, objs, "did not have all its replicas Ready", func(_ context.Context, _, live *unstructured.Unstructured) bool {
+		return workloadReady(live)
+	})
+}
+
+// waitWorkloads waits until done holds of every applied workload (an object with a selector, not a Service),
+// given as applied and as live; what says what did not happen, for the error.
+func (i *Injector) waitWorkloads(ctx context.Context, objs []*unstructured.Unstructured, what string, done func(ctx context.Context, o, live *unstructured.Unstructured) bool) error {
 	for _, o := range objs {
 		if _, found, _ := unstructured.NestedFieldNoCopy(o.Object, "spec", "selector"); !found || o.GetKind() == "Service" {
 			continue
@@ -131,10 +139,10 @@ func (i *Injector) waitReady(ctx context.Context, objs []*unstructured.Unstructu
 			if err != nil || live == nil {
 				return false, nil
 			}
-			return workloadReady(live), nil
+			return done(ctx, o, live), nil
 		})
 		if err != nil {
-			return fmt.Errorf("%s %s did not have all its replicas Ready within %s: %w", o.GetKind(), manifest.Name(o), waitTimeout, err)
+			return fmt.Errorf("%s %s %s within %s: %w", o.GetKind(), manifest.Name(o), what, waitTimeout, err)
 		}
 	}
 	return nil
@@ -162,29 +170,18 @@ func workloadReady(w *unstructured.Unstructured) bool {
 // until its controller has observed the applied spec: a second apply right after would otherwise be merged
 // with the first into one rollout, and a revision the scenario builds would be missing from its history.
 func (i *Injector) waitForPods(ctx context.Context, objs []*unstructured.Unstructured) error {
-	for _, o := range objs {
+	return i.waitWorkloads(ctx, objs, "had no Pod, or its controller had not observed the change,", func(ctx context.Context, o, live *unstructured.Unstructured) bool {
 		sel, found, _ := unstructured.NestedStringMap(o.Object, "spec", "selector", "matchLabels")
-		if !found || o.GetKind() == "Service" {
-			continue
+		if !found {
+			return true
 		}
-		selector := labels.SelectorFromSet(sel).String()
-		err := kube.Poll(ctx, 300*time.Millisecond, waitTimeout, func(ctx context.Context) (bool, error) {
-			pl, err := i.env.Clients.Kube.CoreV1().Pods(o.GetNamespace()).List(ctx, metav1.ListOptions{LabelSelector: selector})
-			if err != nil || len(pl.Items) == 0 {
-				return false, nil
-			}
-			live, err := i.env.Clients.Get(ctx, stub(refOf(o)))
-			if err != nil || live == nil {
-				return false, nil
-			}
-			observed, found, _ := unstructured.NestedInt64(live.Object, "status", "observedGeneration")
-			return !found || observed >= live.GetGeneration(), nil
-		})
-		if err != nil {
-			return fmt.Errorf("no Pod of %s %s appeared, or its controller did not observe the change, within %s: %w", o.GetKind(), manifest.Name(o), waitTimeout, err)
+		pl, err := i.env.Clients.Kube.CoreV1().Pods(o.GetNamespace()).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(sel).String()})
+		if err != nil || len(pl.Items) == 0 {
+			return false
 		}
-	}
-	return nil
+		observed, found, _ := unstructured.NestedInt64(live.Object, "status", "observedGeneration")
+		return !found || observed >= live.GetGeneration()
+	})
 }
 
 // waitBound waits until every applied claim is Bound: a Pod created before its claim is bound is refused for

@@ -77,8 +77,8 @@ func FromConfig(cfg *rest.Config) (*Clients, error) {
 	return &Clients{Config: cfg, Kube: kc, Dynamic: dc, Mapper: mapper}, nil
 }
 
-// Resource returns the dynamic client for obj's kind, namespaced when the kind is.
-func (c *Clients) Resource(gvk schema.GroupVersionKind, namespace string) (dynamic.ResourceInterface, error) {
+// mapping maps a kind to its resource, reading discovery again once when the kind is new (a CRD just made).
+func (c *Clients) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
 	m, err := c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if meta.IsNoMatchError(err) {
 		c.Mapper.Reset()
@@ -86,6 +86,24 @@ func (c *Clients) Resource(gvk schema.GroupVersionKind, namespace string) (dynam
 	}
 	if err != nil {
 		return nil, fmt.Errorf("map %s: %w", gvk, err)
+	}
+	return m, nil
+}
+
+// Namespaced says whether objects of the kind live in a namespace.
+func (c *Clients) Namespaced(gvk schema.GroupVersionKind) (bool, error) {
+	m, err := c.mapping(gvk)
+	if err != nil {
+		return false, err
+	}
+	return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
+}
+
+// Resource returns the dynamic client for obj's kind, namespaced when the kind is.
+func (c *Clients) Resource(gvk schema.GroupVersionKind, namespace string) (dynamic.ResourceInterface, error) {
+	m, err := c.mapping(gvk)
+	if err != nil {
+		return nil, err
 	}
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {
 		if namespace == "" {
