@@ -243,6 +243,9 @@ func (p *Provider) finish(ctx context.Context, c *Cluster, o CreateOptions, cold
 	}); err != nil {
 		return err
 	}
+	if err := rejectUnrouted(ctx, ns); err != nil {
+		return err
+	}
 	if o.MergeKubeconfig {
 		if err := p.kind.ExportKubeConfig(c.Name, "", false); err != nil {
 			return fmt.Errorf("merge kubeconfig: %w", err)
