@@ -14,18 +14,23 @@ GOLANGCI := bin/golangci-lint-$(GOLANGCI_VERSION)
 # Helm for the scenarios that install with it (internal/tools.HelmVersion): lab copies it onto the node.
 HELM_VERSION := v4.3.2
 HELM := bin/helm-$(HELM_VERSION)
+# metrics-server for the autoscaling scenarios (internal/tools.MetricsServerVersion): lab packs it into an image.
+METRICS_SERVER_VERSION := v0.8.0
+METRICS_SERVER := bin/metrics-server-$(METRICS_SERVER_VERSION)
+# Where lab finds the tools it copies onto nodes or packs into images.
+TOOLS_ENV := LAB_HELM="$$PWD/$(HELM)" LAB_METRICS_SERVER="$$PWD/$(METRICS_SERVER)"
 FUZZTIME ?= 15s
 export CGO_ENABLED := 0
 
-.PHONY: build up test prereqs vet unit lint fuzz fuzz-long e2e e2e-seeds bench clean helm
+.PHONY: build up test prereqs vet unit lint fuzz fuzz-long e2e e2e-seeds bench clean helm metrics-server
 
 # Static and stripped: the webhook image is this binary, loaded into every node.
 build:
 	$(GO) build -ldflags "-s -w" -o $(BIN) ./cmd/lab
 
 # The main job: a lab cluster with a scenario started, its task printed.
-up: build $(HELM)
-	@KUBECTL_DIR=$$(hack/prereqs.sh) && export PATH="$$PWD/bin:$$KUBECTL_DIR:$$PATH" LAB_HELM="$$PWD/$(HELM)" && \
+up: build $(HELM) $(METRICS_SERVER)
+	@KUBECTL_DIR=$$(hack/prereqs.sh) && export PATH="$$PWD/bin:$$KUBECTL_DIR:$$PATH" $(TOOLS_ENV) && \
 	  $(BIN) cluster create && $(BIN) start $(SCENARIO) && \
 	  echo "Now: export KUBECONFIG=$$($(BIN) cluster status -o json | sed -n 's/.*\"kubeconfig\":\"\([^\"]*\)\".*/\1/p'); fix it; then: $(BIN) check"
 
@@ -53,8 +58,8 @@ fuzz-long:
 	$(GO) test ./scenarios -run '^$$' -fuzz FuzzParse -fuzztime 10m
 
 # The e2e suite on one real kind cluster; E2E_KEEP_CLUSTER=1 keeps it, E2E_SEED=N replays a variant.
-e2e: $(GINKGO) $(HELM)
-	@KUBECTL_DIR=$$(hack/prereqs.sh) && export KUBECTL="$$KUBECTL_DIR/kubectl" LAB_HELM="$$PWD/$(HELM)" && \
+e2e: $(GINKGO) $(HELM) $(METRICS_SERVER)
+	@KUBECTL_DIR=$$(hack/prereqs.sh) && export KUBECTL="$$KUBECTL_DIR/kubectl" $(TOOLS_ENV) && \
 	  $(GINKGO) -v --procs $(E2E_PROCS) --timeout $(E2E_TIMEOUT) --show-node-events=false $(E2E_FLAGS) ./e2e
 
 # Built from the Go module proxy (no release download needed), once per version.
@@ -68,6 +73,12 @@ $(HELM):
 	GOBIN=$$PWD/bin/.helm $(GO) install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION)
 	mv bin/.helm/helm $@ && rmdir bin/.helm
 
+# Static like helm: lab packs it alone into an image that every node loads, as it does its own binary.
+metrics-server: $(METRICS_SERVER)
+$(METRICS_SERVER):
+	GOBIN=$$PWD/bin/.metrics-server $(GO) install -ldflags "-s -w" sigs.k8s.io/metrics-server/cmd/metrics-server@$(METRICS_SERVER_VERSION)
+	mv bin/.metrics-server/metrics-server $@ && rmdir bin/.metrics-server
+
 $(GINKGO): go.mod
 	GOBIN=$$PWD/bin $(GO) install github.com/onsi/ginkgo/v2/ginkgo@$$($(GO) list -m -f '{{.Version}}' github.com/onsi/ginkgo/v2)
 
@@ -75,8 +86,8 @@ $(GINKGO): go.mod
 e2e-seeds:
 	@for s in $${SEEDS:-11 22 33}; do E2E_SEED=$$s E2E_KEEP_CLUSTER=1 E2E_EXTRAS_BUDGET=24h $(MAKE) e2e E2E_FLAGS="--label-filter=scenarios" || exit 1; done
 
-bench: build $(HELM)
-	@KUBECTL_DIR=$$(hack/prereqs.sh) && export PATH="$$PWD/bin:$$KUBECTL_DIR:$$PATH" LAB_HELM="$$PWD/$(HELM)" && $(BIN) bench $(BENCH_FLAGS)
+bench: build $(HELM) $(METRICS_SERVER)
+	@KUBECTL_DIR=$$(hack/prereqs.sh) && export PATH="$$PWD/bin:$$KUBECTL_DIR:$$PATH" $(TOOLS_ENV) && $(BIN) bench $(BENCH_FLAGS)
 
 clean:
 	rm -rf bin

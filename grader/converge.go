@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -173,6 +174,7 @@ type view struct {
 	replicaSets  []appsv1.ReplicaSet
 	statefulSets []appsv1.StatefulSet
 	daemonSets   []appsv1.DaemonSet
+	autoscalers  []autoscalingv2.HorizontalPodAutoscaler
 	services     []corev1.Service
 	slices       []discoveryv1.EndpointSlice
 	configMaps   map[string]map[string]bool // namespace/name -> keys
@@ -237,6 +239,11 @@ func (e Env) observe(ctx context.Context, t targets, since time.Time, probe node
 				return fmt.Errorf("list DaemonSets in %s: %w", ns, err)
 			}
 			r.daemonSets = dss.Items
+			hpas, err := kc.AutoscalingV2().HorizontalPodAutoscalers(ns).List(gctx, lo)
+			if err != nil {
+				return fmt.Errorf("list HorizontalPodAutoscalers in %s: %w", ns, err)
+			}
+			r.autoscalers = hpas.Items
 			for _, name := range t.services[ns] {
 				svc, err := kc.CoreV1().Services(ns).Get(gctx, name, metav1.GetOptions{})
 				if apierrors.IsNotFound(err) {
@@ -364,6 +371,7 @@ func (e Env) observe(ctx context.Context, t targets, since time.Time, probe node
 	for _, r := range results {
 		v.pods = append(v.pods, r.pods...)
 		v.deployments = append(v.deployments, r.deployments...)
+		v.autoscalers = append(v.autoscalers, r.autoscalers...)
 		v.replicaSets = append(v.replicaSets, r.replicaSets...)
 		v.statefulSets = append(v.statefulSets, r.statefulSets...)
 		v.daemonSets = append(v.daemonSets, r.daemonSets...)
@@ -508,6 +516,7 @@ func (v *view) waiting(since, now time.Time) []Waiting {
 		w = append(w, unheardWaiting(n, now)...)
 	}
 	w = append(w, v.staticPodsWaiting(since, now)...)
+	w = append(w, v.autoscalersWaiting(since)...)
 	return w
 }
 

@@ -49,7 +49,7 @@ func operatorReconciled(ctx context.Context, e Env, args map[string]string) Resu
 	if observed < o.GetGeneration() {
 		return e.fail("%s is at generation %d, and its operator last reconciled generation %d", what, o.GetGeneration(), observed)
 	}
-	if status, reason, message := readyCondition(o); status != string(metav1.ConditionTrue) {
+	if status, reason, message := condition(o.Object, "Ready"); status != string(metav1.ConditionTrue) {
 		return e.fail("%s reports Ready=%s (%s: %s)", what, status, reason, message)
 	}
 	d, err := e.Clients.Kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
@@ -74,15 +74,15 @@ func operatorReconciled(ctx context.Context, e Env, args map[string]string) Resu
 	return pass("%s is Ready at generation %d, and controls Deployment %s with its %d replicas available", what, observed, name, want)
 }
 
-// readyCondition reads the object's Ready condition ("Unknown" when it has none).
-func readyCondition(o *unstructured.Unstructured) (status, reason, message string) {
-	conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
+// condition reads the status condition of type t of an object ("Unknown" when it has none).
+func condition(obj map[string]any, t string) (status, reason, message string) {
+	conds, _, _ := unstructured.NestedSlice(obj, "status", "conditions")
 	for _, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == "Ready" {
+		if m, ok := c.(map[string]any); ok && m["type"] == t {
 			return fmt.Sprint(m["status"]), fmt.Sprint(m["reason"]), fmt.Sprint(m["message"])
 		}
 	}
-	return "Unknown", "NoCondition", "no Ready condition in its status"
+	return "Unknown", "NoCondition", "no " + t + " condition in its status"
 }
 
 func ownerName(r *metav1.OwnerReference) string {

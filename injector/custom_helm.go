@@ -8,6 +8,8 @@ import (
 
 	"sigs.k8s.io/kind/pkg/exec"
 
+	"github.com/cka-lab/lab/injector/addons"
+	"github.com/cka-lab/lab/internal/cluster/images"
 	"github.com/cka-lab/lab/internal/node"
 	"github.com/cka-lab/lab/internal/tools"
 	"github.com/cka-lab/lab/scenarios"
@@ -19,12 +21,26 @@ func init() {
 }
 
 // Preflight says what this machine lacks for the faults before any is injected, so a start that cannot finish
-// changes nothing: a helm to copy onto a node.
-func Preflight(faults []scenarios.Fault) error {
+// changes nothing: a helm to copy onto a node, a metrics-server binary or its upstream image.
+func Preflight(ctx context.Context, faults []scenarios.Fault) error {
 	for _, f := range faults {
-		if f.Custom != nil && f.Custom.Func == "installHelm" {
+		if f.Custom == nil {
+			continue
+		}
+		switch f.Custom.Func {
+		case "installHelm":
 			if _, err := tools.Helm(); err != nil {
 				return err
+			}
+		case "installMetricsServer":
+			bin, err := tools.MetricsServer()
+			if err != nil {
+				return err
+			}
+			if bin == "" {
+				if err := images.EnsureLocal(ctx, addons.MetricsServerImage); err != nil {
+					return fmt.Errorf("this scenario needs metrics-server: %w; or, without a registry, build it with `make metrics-server` and set %s", err, tools.MetricsServerEnv)
+				}
 			}
 		}
 	}

@@ -60,6 +60,9 @@ func (s *Scenario) createdObjects() map[string]bool {
 			a := f.Custom.Args
 			out["Deployment/"+a["namespace"]+"/"+a["name"]] = true
 			out["ServiceAccount/"+a["namespace"]+"/"+a["name"]] = true
+		case f.Custom != nil && f.Custom.Func == "installMetricsServer":
+			// metrics-server registers its API, the one object it creates outside kube-system.
+			out["APIService//v1beta1.metrics.k8s.io"] = true
 		case f.Webhook != nil:
 			w := f.Webhook
 			config := "ValidatingWebhookConfiguration//" + w.Name

@@ -162,7 +162,7 @@ const SymptomTimeout = 90 * time.Second
 // symptom is observable. The attempt record is written before anything changes, so an interrupted start is
 // visible to `lab status` and repaired by `lab reset`.
 func (s *Session) Start(ctx context.Context, sc *scenarios.Scenario, seed int64) (*scenarios.Instance, error) {
-	if err := injector.Preflight(sc.Faults); err != nil {
+	if err := injector.Preflight(ctx, sc.Faults); err != nil {
 		return nil, fmt.Errorf("start %s: %w", sc.ID, err)
 	}
 	if err := s.resetIfNeeded(ctx); err != nil {

@@ -1,5 +1,5 @@
-// Package tools finds the command-line tools some scenarios bring onto a node, which a kind node image lacks:
-// Helm, as an exam host has it installed.
+// Package tools finds the programs some scenarios bring into the cluster, which a kind node image lacks: Helm,
+// as an exam host has it installed, and metrics-server, on a machine without a registry.
 package tools
 
 import (
@@ -27,4 +27,25 @@ func Helm() (string, error) {
 		return p, nil
 	}
 	return "", fmt.Errorf("this scenario needs Helm: install it (https://helm.sh/docs/intro/install/), or build %s with `make helm` and set %s=$PWD/bin/helm-%s", HelmVersion, HelmEnv, HelmVersion)
+}
+
+// MetricsServerEnv names a static metrics-server binary that lab packs into an image, for machines without a
+// registry to pull the upstream image from.
+const MetricsServerEnv = "LAB_METRICS_SERVER"
+
+// MetricsServerVersion is the metrics-server release `make metrics-server` builds from the Go module proxy, and
+// the upstream image lab pulls otherwise.
+const MetricsServerVersion = "v0.8.0"
+
+// MetricsServer returns the path $LAB_METRICS_SERVER names, or "" when it is unset (lab then pulls the
+// upstream image).
+func MetricsServer() (string, error) {
+	p := os.Getenv(MetricsServerEnv)
+	if p == "" {
+		return "", nil
+	}
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("%s names no metrics-server binary (build it with `make metrics-server`): %w", MetricsServerEnv, err)
+	}
+	return p, nil
 }

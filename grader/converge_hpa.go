@@ -1,0 +1,59 @@
+package grader
+
+import (
+	"fmt"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// metricsWindow is how long a HorizontalPodAutoscaler takes to act on new Pods: metrics-server's first two
+// scrapes of them (a CPU rate needs two, 15 s apart) and the autoscaler's next sync (every 15 s), with slack.
+const metricsWindow = 40 * time.Second
+
+// autoscalersWaiting waits for a HorizontalPodAutoscaler that cannot scale yet while what it reads may still
+// change by itself: its spec not observed (where the autoscaler reports the generation it observed), or Pods of
+// its namespace that became Ready less than metricsWindow ago, whose metrics it has not read yet.
+func (v *view) autoscalersWaiting(since time.Time) []Waiting {
+	var w []Waiting
+	for _, h := range v.autoscalers {
+		status, reason := scalingActive(h)
+		if status == corev1.ConditionTrue {
+			continue
+		}
+		name := "horizontalpodautoscaler/" + h.Name
+		if h.Status.ObservedGeneration != nil && *h.Status.ObservedGeneration < h.Generation {
+			w = append(w, Waiting{Key: "hpa/" + h.Namespace + "/" + h.Name + "|gen", What: name + ": the autoscaler has not observed the latest spec yet",
+				Until: since.Add(20 * time.Second)})
+			continue
+		}
+		var newest time.Time
+		for _, p := range v.pods {
+			if p.Namespace != h.Namespace {
+				continue
+			}
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && c.LastTransitionTime.After(newest) {
+					newest = c.LastTransitionTime.Time
+				}
+			}
+		}
+		if !newest.IsZero() {
+			w = append(w, Waiting{Key: "hpa/" + h.Namespace + "/" + h.Name + "|" + reason,
+				What:  fmt.Sprintf("%s: %s (its metrics of Pods Ready since %s are read within %s)", name, reason, newest.Format(time.TimeOnly), metricsWindow),
+				Until: newest.Add(metricsWindow)})
+		}
+	}
+	return w
+}
+
+// scalingActive reads the autoscaler's ScalingActive condition: whether it could compute its metrics.
+func scalingActive(h autoscalingv2.HorizontalPodAutoscaler) (corev1.ConditionStatus, string) {
+	for _, c := range h.Status.Conditions {
+		if c.Type == autoscalingv2.ScalingActive {
+			return c.Status, c.Reason
+		}
+	}
+	return corev1.ConditionUnknown, "no ScalingActive condition yet"
+}
