@@ -29,29 +29,35 @@ const dryRunManager = "lab-grader-dry-run"
 // learner applied it (client-side, server-side, rendered and piped from elsewhere), the directory is the source
 // of truth for what runs; an object changed by hand afterwards, or a directory that no longer renders, fails.
 func kustomizeApplied(ctx context.Context, e Env, args map[string]string) Result {
-	n, err := e.nodeNamed(args["node"])
+	return sourceLive(ctx, e, args["node"], args["dir"], "renders", "kubectl", "kustomize", args["dir"])
+}
+
+// sourceLive runs argv on the node to print what a source states (a manifest file, a rendered Kustomize
+// directory) and checks that every object it prints is live as stated; states is the source's verb in the
+// evidence ("states", "renders").
+func sourceLive(ctx context.Context, e Env, node, source, states string, argv ...string) Result {
+	n, err := e.nodeNamed(node)
 	if err != nil {
 		return e.fail("%v", err)
 	}
-	dir := args["dir"]
 	var stdout, stderr bytes.Buffer
-	cmd := n.CommandContext(ctx, "kubectl", "kustomize", dir)
+	cmd := n.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.SetStdout(&stdout)
 	cmd.SetStderr(&stderr)
 	if err := cmd.Run(); err != nil {
-		return e.fail("`kubectl kustomize %s` on %s fails: %s", dir, n, firstLine(stderr.String()))
+		return e.fail("`%s` on %s fails: %s", strings.Join(argv, " "), n, firstLine(stderr.String()))
 	}
 	objs, err := manifest.Decode(stdout.Bytes())
 	if err != nil {
-		return e.fail("what %s renders does not decode: %v", dir, err)
+		return e.fail("what %s %s does not decode: %v", source, states, err)
 	}
 	if len(objs) == 0 {
-		return e.fail("%s renders no objects", dir)
+		return e.fail("%s %s no objects", source, states)
 	}
-	if why := liveAsStated(ctx, e, objs, dir+" renders"); why != "" {
+	if why := liveAsStated(ctx, e, objs, source+" "+states); why != "" {
 		return e.fail("%s", why)
 	}
-	return pass("the %d objects %s renders are live as it renders them (a server-side dry-run apply changes nothing)", len(objs), dir)
+	return pass("the %d objects %s %s are live as stated (a server-side dry-run apply changes nothing)", len(objs), source, states)
 }
 
 // liveAsStated says why the objects a source states (a rendered directory, a release's manifest) are not live

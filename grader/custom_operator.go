@@ -1,7 +1,6 @@
 package grader
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 
@@ -9,8 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/cka-lab/lab/internal/manifest"
 )
 
 func init() {
@@ -96,27 +93,5 @@ func ownerName(r *metav1.OwnerReference) string {
 // decodes, and every object in it is live as stated (a server-side dry-run apply changes nothing), however it
 // was applied. A file the API server would still refuse fails, as does an object changed by hand afterwards.
 func manifestApplied(ctx context.Context, e Env, args map[string]string) Result {
-	n, err := e.nodeNamed(args["node"])
-	if err != nil {
-		return e.fail("%v", err)
-	}
-	path := args["path"]
-	var stdout, stderr bytes.Buffer
-	cmd := n.CommandContext(ctx, "cat", path)
-	cmd.SetStdout(&stdout)
-	cmd.SetStderr(&stderr)
-	if err := cmd.Run(); err != nil {
-		return e.fail("read %s on %s: %s", path, n, firstLine(stderr.String()))
-	}
-	objs, err := manifest.Decode(stdout.Bytes())
-	if err != nil {
-		return e.fail("%s does not decode: %v", path, err)
-	}
-	if len(objs) == 0 {
-		return e.fail("%s states no objects", path)
-	}
-	if why := liveAsStated(ctx, e, objs, path+" states"); why != "" {
-		return e.fail("%s", why)
-	}
-	return pass("the %d objects %s states are live as stated (a server-side dry-run apply changes nothing)", len(objs), path)
+	return sourceLive(ctx, e, args["node"], args["path"], "states", "cat", args["path"])
 }
