@@ -17,19 +17,22 @@ HELM := bin/helm-$(HELM_VERSION)
 # metrics-server for the autoscaling scenarios (internal/tools.MetricsServerVersion): lab packs it into an image.
 METRICS_SERVER_VERSION := v0.8.0
 METRICS_SERVER := bin/metrics-server-$(METRICS_SERVER_VERSION)
+# Traefik, the Gateway API and Ingress controller (internal/tools.TraefikVersion), packed into an image like it.
+TRAEFIK_VERSION := v3.7.13
+TRAEFIK := bin/traefik-$(TRAEFIK_VERSION)
 # Where lab finds the tools it copies onto nodes or packs into images.
-TOOLS_ENV := LAB_HELM="$$PWD/$(HELM)" LAB_METRICS_SERVER="$$PWD/$(METRICS_SERVER)"
+TOOLS_ENV := LAB_HELM="$$PWD/$(HELM)" LAB_METRICS_SERVER="$$PWD/$(METRICS_SERVER)" LAB_TRAEFIK="$$PWD/$(TRAEFIK)"
 FUZZTIME ?= 15s
 export CGO_ENABLED := 0
 
-.PHONY: build up test prereqs vet unit lint fuzz fuzz-long e2e e2e-seeds bench clean helm metrics-server
+.PHONY: build up test prereqs vet unit lint fuzz fuzz-long e2e e2e-seeds bench clean helm metrics-server traefik
 
 # Static and stripped: the webhook image is this binary, loaded into every node.
 build:
 	$(GO) build -ldflags "-s -w" -o $(BIN) ./cmd/lab
 
 # The main job: a lab cluster with a scenario started, its task printed.
-up: build $(HELM) $(METRICS_SERVER)
+up: build $(HELM) $(METRICS_SERVER) $(TRAEFIK)
 	@KUBECTL_DIR=$$(hack/prereqs.sh) && export PATH="$$PWD/bin:$$KUBECTL_DIR:$$PATH" $(TOOLS_ENV) && \
 	  $(BIN) cluster create && $(BIN) start $(SCENARIO) && \
 	  echo "Now: export KUBECONFIG=$$($(BIN) cluster status -o json | sed -n 's/.*\"kubeconfig\":\"\([^\"]*\)\".*/\1/p'); fix it; then: $(BIN) check"
@@ -58,7 +61,7 @@ fuzz-long:
 	$(GO) test ./scenarios -run '^$$' -fuzz FuzzParse -fuzztime 10m
 
 # The e2e suite on one real kind cluster; E2E_KEEP_CLUSTER=1 keeps it, E2E_SEED=N replays a variant.
-e2e: $(GINKGO) $(HELM) $(METRICS_SERVER)
+e2e: $(GINKGO) $(HELM) $(METRICS_SERVER) $(TRAEFIK)
 	@KUBECTL_DIR=$$(hack/prereqs.sh) && export KUBECTL="$$KUBECTL_DIR/kubectl" $(TOOLS_ENV) && \
 	  $(GINKGO) -v --procs $(E2E_PROCS) --timeout $(E2E_TIMEOUT) --show-node-events=false $(E2E_FLAGS) ./e2e
 
@@ -79,6 +82,11 @@ $(METRICS_SERVER):
 	GOBIN=$$PWD/bin/.metrics-server $(GO) install -ldflags "-s -w" sigs.k8s.io/metrics-server/cmd/metrics-server@$(METRICS_SERVER_VERSION)
 	mv bin/.metrics-server/metrics-server $@ && rmdir bin/.metrics-server
 
+# From a copy of its module: `go install` refuses one with replace directives (the script says what it changes).
+traefik: $(TRAEFIK)
+$(TRAEFIK): hack/build-traefik.sh
+	hack/build-traefik.sh $(TRAEFIK_VERSION) $@
+
 $(GINKGO): go.mod
 	GOBIN=$$PWD/bin $(GO) install github.com/onsi/ginkgo/v2/ginkgo@$$($(GO) list -m -f '{{.Version}}' github.com/onsi/ginkgo/v2)
 
@@ -86,7 +94,7 @@ $(GINKGO): go.mod
 e2e-seeds:
 	@for s in $${SEEDS:-11 22 33}; do E2E_SEED=$$s E2E_KEEP_CLUSTER=1 E2E_EXTRAS_BUDGET=24h $(MAKE) e2e E2E_FLAGS="--label-filter=scenarios" || exit 1; done
 
-bench: build $(HELM) $(METRICS_SERVER)
+bench: build $(HELM) $(METRICS_SERVER) $(TRAEFIK)
 	@KUBECTL_DIR=$$(hack/prereqs.sh) && export PATH="$$PWD/bin:$$KUBECTL_DIR:$$PATH" $(TOOLS_ENV) && $(BIN) bench $(BENCH_FLAGS)
 
 clean:

@@ -21,28 +21,39 @@ func init() {
 }
 
 // Preflight says what this machine lacks for the faults before any is injected, so a start that cannot finish
-// changes nothing: a helm to copy onto a node, a metrics-server binary or its upstream image.
+// changes nothing: a helm to copy onto a node, a component's static binary or its upstream image.
 func Preflight(ctx context.Context, faults []scenarios.Fault) error {
 	for _, f := range faults {
-		if f.Custom == nil {
+		if f.Custom == nil || needs[f.Custom.Func] == nil {
 			continue
 		}
-		switch f.Custom.Func {
-		case "installHelm":
-			if _, err := tools.Helm(); err != nil {
-				return err
-			}
-		case "installMetricsServer":
-			bin, err := tools.MetricsServer()
-			if err != nil {
-				return err
-			}
-			if bin == "" {
-				if err := images.EnsureLocal(ctx, addons.MetricsServerImage); err != nil {
-					return fmt.Errorf("this scenario needs metrics-server: %w; or, without a registry, build it with `make metrics-server` and set %s", err, tools.MetricsServerEnv)
-				}
-			}
+		if err := needs[f.Custom.Func](ctx); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// needs holds what a custom fault needs from this machine.
+var needs = map[string]func(context.Context) error{
+	"installHelm": func(context.Context) error { _, err := tools.Helm(); return err },
+	"installMetricsServer": func(ctx context.Context) error {
+		return binaryOrImage(ctx, tools.MetricsServer, addons.MetricsServerImage, "metrics-server", tools.MetricsServerEnv)
+	},
+	"installGatewayController": func(ctx context.Context) error {
+		return binaryOrImage(ctx, tools.Traefik, addons.TraefikImage, "traefik", tools.TraefikEnv)
+	},
+}
+
+// binaryOrImage checks for a component's static binary (bin), or else its upstream image, pulled now if a
+// registry answers.
+func binaryOrImage(ctx context.Context, bin func() (string, error), upstream, name, env string) error {
+	p, err := bin()
+	if err != nil || p != "" {
+		return err
+	}
+	if err := images.EnsureLocal(ctx, upstream); err != nil {
+		return fmt.Errorf("this scenario needs %s: %w; or, without a registry, build it with `make %s` and set %s", name, err, name, env)
 	}
 	return nil
 }

@@ -49,26 +49,31 @@ func installMetricsServer(ctx context.Context, i *Injector, args map[string]stri
 	return nil
 }
 
-// metricsServerImage loads metrics-server's image into the nodes: packed from $LAB_METRICS_SERVER when it is
-// set (no registry needed), the upstream image otherwise.
+// metricsServerImage loads metrics-server's image into the nodes.
 func (i *Injector) metricsServerImage(ctx context.Context) (string, error) {
-	ns, err := i.env.Nodes()
-	if err != nil {
-		return "", err
-	}
 	bin, err := tools.MetricsServer()
 	if err != nil {
 		return "", err
 	}
-	if bin == "" {
-		return addons.MetricsServerImage, images.LoadIntoNodes(ctx, ns, []string{addons.MetricsServerImage})
+	return i.componentImage(ctx, "metrics-server", bin, addons.MetricsServerImage, tools.MetricsServerEnv)
+}
+
+// componentImage loads an add-on's image into the nodes: packed from the static binary bin when it is set (no
+// registry needed: env names the variable that sets it, `make name` builds it), the upstream image otherwise.
+func (i *Injector) componentImage(ctx context.Context, name, bin, upstream, env string) (string, error) {
+	ns, err := i.env.Nodes()
+	if err != nil {
+		return "", err
 	}
-	ref, err := images.BinaryTag("lab.local/metrics-server", bin)
+	if bin == "" {
+		return upstream, images.LoadIntoNodes(ctx, ns, []string{upstream})
+	}
+	ref, err := images.BinaryTag("lab.local/"+name, bin)
 	if err != nil {
 		return "", err
 	}
 	return ref, images.EnsureBinary(ctx, ns, images.Binary{
-		Path: bin, File: "metrics-server", Ref: ref, Entrypoint: []string{"/metrics-server"},
-		What: "metrics-server image", Rebuild: fmt.Sprintf("build it with `make metrics-server` (CGO_ENABLED=0) and set %s", tools.MetricsServerEnv),
+		Path: bin, File: name, Ref: ref, Entrypoint: []string{"/" + name},
+		What: name + " image", Rebuild: fmt.Sprintf("build it with `make %s` (CGO_ENABLED=0) and set %s", name, env),
 	})
 }

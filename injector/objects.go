@@ -105,19 +105,24 @@ func (i *Injector) waitEstablished(ctx context.Context, name string) error {
 		if err != nil || live == nil {
 			return false, nil
 		}
-		conds, _, _ := unstructured.NestedSlice(live.Object, "status", "conditions")
-		for _, c := range conds {
-			if m, ok := c.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
-				return true, nil
-			}
-		}
-		return false, nil
+		return conditionTrue(live.Object, "Established"), nil
 	})
 	if err != nil {
 		return fmt.Errorf("CustomResourceDefinition %s was not established within %s: %w", name, waitTimeout, err)
 	}
 	i.env.Clients.Mapper.Reset()
 	return nil
+}
+
+// conditionTrue says whether the object's status has the condition t with status True.
+func conditionTrue(obj map[string]any, t string) bool {
+	conds, _, _ := unstructured.NestedSlice(obj, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == t && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
 }
 
 // waitReady waits until every applied workload's controller has observed it and has all its replicas Ready.

@@ -40,6 +40,22 @@ func Lint(s *Scenario, customCheck, customFault func(string) bool) Errors {
 	return v.errs
 }
 
+// customCreates says which objects ("Kind/namespace/name") a custom fault creates that checks may read, from
+// its arguments.
+var customCreates = map[string]func(args map[string]string) []string{
+	// lab's operator runs as a Deployment and ServiceAccount of its name.
+	"operator": func(a map[string]string) []string {
+		return []string{"Deployment/" + a["namespace"] + "/" + a["name"], "ServiceAccount/" + a["namespace"] + "/" + a["name"]}
+	},
+	// metrics-server registers its API, the one object it creates outside kube-system.
+	"installMetricsServer": func(map[string]string) []string { return []string{"APIService//v1beta1.metrics.k8s.io"} },
+	// Traefik and the classes it serves.
+	"installGatewayController": func(map[string]string) []string {
+		return []string{"Namespace//traefik", "Deployment/traefik/traefik", "Service/traefik/traefik", "GatewayClass//traefik", "IngressClass//traefik"}
+	},
+	"tlsSecret": func(a map[string]string) []string { return []string{"Secret/" + a["namespace"] + "/" + a["name"]} },
+}
+
 // createdObjects is every object the setup and faults create or patch or the learner is asked to build, as
 // "Kind/namespace/name".
 func (s *Scenario) createdObjects() map[string]bool {
@@ -55,14 +71,10 @@ func (s *Scenario) createdObjects() map[string]bool {
 			out[f.Patch.Object.key()] = true
 		case f.Apply != nil:
 			manifests = append(manifests, f.Apply.Manifest)
-		case f.Custom != nil && f.Custom.Func == "operator":
-			// lab's operator runs as a Deployment and ServiceAccount of its name.
-			a := f.Custom.Args
-			out["Deployment/"+a["namespace"]+"/"+a["name"]] = true
-			out["ServiceAccount/"+a["namespace"]+"/"+a["name"]] = true
-		case f.Custom != nil && f.Custom.Func == "installMetricsServer":
-			// metrics-server registers its API, the one object it creates outside kube-system.
-			out["APIService//v1beta1.metrics.k8s.io"] = true
+		case f.Custom != nil && customCreates[f.Custom.Func] != nil:
+			for _, k := range customCreates[f.Custom.Func](f.Custom.Args) {
+				out[k] = true
+			}
 		case f.Webhook != nil:
 			w := f.Webhook
 			config := "ValidatingWebhookConfiguration//" + w.Name

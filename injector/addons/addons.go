@@ -3,7 +3,8 @@
 package addons
 
 import (
-	_ "embed"
+	"embed"
+	"io/fs"
 	"strings"
 
 	"github.com/cka-lab/lab/internal/tools"
@@ -28,4 +29,30 @@ func MetricsServer(image string, kubeletInsecureTLS bool) string {
 		m = strings.Replace(m, "        - --kubelet-insecure-tls\n", "", 1)
 	}
 	return m
+}
+
+//go:embed gateway-api/*.yaml
+var gatewayAPI embed.FS
+
+// GatewayAPICRDs are the standard channel's CustomResourceDefinitions of Gateway API v1.6.3, as its release
+// publishes them (config/crd/standard of sigs.k8s.io/gateway-api), one manifest.
+func GatewayAPICRDs() string {
+	files, _ := fs.Glob(gatewayAPI, "gateway-api/*.yaml")
+	docs := make([]string, 0, len(files))
+	for _, f := range files {
+		b, _ := gatewayAPI.ReadFile(f)
+		docs = append(docs, string(b))
+	}
+	return strings.Join(docs, "\n---\n")
+}
+
+//go:embed traefik.yaml
+var traefik string
+
+// TraefikImage is the upstream image, pulled where a registry answers.
+const TraefikImage = "docker.io/library/traefik:" + tools.TraefikVersion
+
+// Traefik is the Traefik controller's manifest running image, with its GatewayClass and IngressClass.
+func Traefik(image string) string {
+	return strings.Replace(traefik, "image: IMAGE", "image: "+image, 1)
 }

@@ -25,3 +25,28 @@ func TestMetricsServerManifest(t *testing.T) {
 		}
 	}
 }
+
+func TestGatewayAPIAndTraefikManifests(t *testing.T) {
+	crds, err := manifest.Decode([]byte(GatewayAPICRDs()))
+	if err != nil || len(crds) != 10 {
+		t.Fatalf("GatewayAPICRDs decodes to %d objects, %v; want 10", len(crds), err)
+	}
+	for _, c := range crds {
+		if c.GetKind() != "CustomResourceDefinition" || c.GetLabels()["gateway.networking.k8s.io/channel"] != "standard" && c.GetAnnotations()["gateway.networking.k8s.io/channel"] != "standard" {
+			t.Errorf("%s %s is not a standard-channel CRD", c.GetKind(), c.GetName())
+		}
+	}
+	objs, err := manifest.Decode([]byte(Traefik("lab.local/traefik:abc")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	for _, o := range objs {
+		kinds[o.GetKind()] = true
+	}
+	for _, k := range []string{"Deployment", "Service", "GatewayClass", "IngressClass", "ClusterRole"} {
+		if !kinds[k] {
+			t.Errorf("the Traefik manifest has no %s", k)
+		}
+	}
+}

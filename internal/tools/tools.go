@@ -1,5 +1,5 @@
 // Package tools finds the programs some scenarios bring into the cluster, which a kind node image lacks: Helm,
-// as an exam host has it installed, and metrics-server, on a machine without a registry.
+// as an exam host has it installed, and metrics-server and Traefik, on a machine without a registry.
 package tools
 
 import (
@@ -39,13 +39,27 @@ const MetricsServerVersion = "v0.8.0"
 
 // MetricsServer returns the path $LAB_METRICS_SERVER names, or "" when it is unset (lab then pulls the
 // upstream image).
-func MetricsServer() (string, error) {
-	p := os.Getenv(MetricsServerEnv)
+func MetricsServer() (string, error) { return fromEnv(MetricsServerEnv, "metrics-server") }
+
+// TraefikEnv names a static Traefik binary that lab packs into an image, for machines without a registry.
+const TraefikEnv = "LAB_TRAEFIK"
+
+// TraefikVersion is the Traefik release `make traefik` builds from the Go module proxy (hack/build-traefik.sh),
+// and the upstream image lab pulls otherwise.
+const TraefikVersion = "v3.7.13"
+
+// Traefik returns the path $LAB_TRAEFIK names, or "" when it is unset (lab then pulls the upstream image).
+func Traefik() (string, error) { return fromEnv(TraefikEnv, "traefik") }
+
+// fromEnv returns the program the variable env names, or "" when it is unset; target is the make target that
+// builds it.
+func fromEnv(env, target string) (string, error) {
+	p := os.Getenv(env)
 	if p == "" {
 		return "", nil
 	}
 	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("%s names no metrics-server binary (build it with `make metrics-server`): %w", MetricsServerEnv, err)
+		return "", fmt.Errorf("%s names no %s binary (build it with `make %s`): %w", env, target, target, err)
 	}
 	return p, nil
 }

@@ -15,6 +15,9 @@ func TestMakefileBuildsHelmVersion(t *testing.T) {
 	if !strings.Contains(string(mk), "HELM_VERSION := "+HelmVersion+"\n") {
 		t.Errorf("the Makefile's HELM_VERSION is not %s (internal/tools.HelmVersion)", HelmVersion)
 	}
+	if !strings.Contains(string(mk), "TRAEFIK_VERSION := "+TraefikVersion+"\n") {
+		t.Errorf("the Makefile's TRAEFIK_VERSION is not %s (internal/tools.TraefikVersion)", TraefikVersion)
+	}
 	if !strings.Contains(string(mk), "METRICS_SERVER_VERSION := "+MetricsServerVersion+"\n") {
 		t.Errorf("the Makefile's METRICS_SERVER_VERSION is not %s (internal/tools.MetricsServerVersion)", MetricsServerVersion)
 	}
