@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/cka-lab/lab/internal/journey"
@@ -17,6 +20,80 @@ import (
 func init() {
 	Register("routeAccepted", routeAccepted)
 	Register("ingressHTTP", ingressHTTP)
+	Register("listenerAdmits", listenerAdmits)
+}
+
+var gateways = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}
+
+// listenerAdmits: the listener args.listener of the Gateway args.gateway in args.namespace admits routes from
+// no namespace of the cluster beyond args.only (comma-separated), judged by what its allowedRoutes selects
+// among the namespaces that exist, not by how it is written: an empty selector admits them all.
+func listenerAdmits(ctx context.Context, e Env, args map[string]string) Result {
+	ns, name, listener := args["namespace"], args["gateway"], args["listener"]
+	g, err := e.Clients.Dynamic.Resource(gateways).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return e.fail("read Gateway %s/%s: %v", ns, name, err)
+	}
+	listeners, _, _ := unstructured.NestedSlice(g.Object, "spec", "listeners")
+	var from string
+	var selector *metav1.LabelSelector
+	found := false
+	for _, l := range listeners {
+		lm, _ := l.(map[string]any)
+		if lm["name"] != listener {
+			continue
+		}
+		found = true
+		from, _, _ = unstructured.NestedString(lm, "allowedRoutes", "namespaces", "from")
+		if sel, ok, _ := unstructured.NestedMap(lm, "allowedRoutes", "namespaces", "selector"); ok {
+			selector = &metav1.LabelSelector{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(sel, selector); err != nil {
+				return e.fail("the selector of listener %s does not decode: %v", listener, err)
+			}
+		}
+	}
+	if !found {
+		return e.fail("Gateway %s/%s has no listener %s", ns, name, listener)
+	}
+	admits := func(n corev1.Namespace) (bool, error) {
+		switch from {
+		case "All":
+			return true, nil
+		case "Selector":
+			if selector == nil {
+				return false, nil
+			}
+			s, err := metav1.LabelSelectorAsSelector(selector)
+			if err != nil {
+				return false, err
+			}
+			return s.Matches(labels.Set(n.Labels)), nil
+		default: // Same, the default
+			return n.Name == ns, nil
+		}
+	}
+	only := map[string]bool{}
+	for _, n := range strings.Split(args["only"], ",") {
+		only[strings.TrimSpace(n)] = true
+	}
+	all, err := e.Clients.Kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return e.fail("list namespaces: %v", err)
+	}
+	var extra []string
+	for _, n := range all.Items {
+		ok, err := admits(n)
+		if err != nil {
+			return e.fail("the selector of listener %s: %v", listener, err)
+		}
+		if ok && !only[n.Name] {
+			extra = append(extra, n.Name)
+		}
+	}
+	if len(extra) > 0 {
+		return e.fail("listener %s of Gateway %s/%s also admits routes from %s", listener, ns, name, strings.Join(extra, ", "))
+	}
+	return pass("listener %s of Gateway %s/%s admits routes from no namespace beyond %s", listener, ns, name, args["only"])
 }
 
 var httpRoutes = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"}
