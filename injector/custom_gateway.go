@@ -3,14 +3,12 @@ package injector
 import (
 	"context"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/cka-lab/lab/injector/addons"
-	"github.com/cka-lab/lab/internal/kube"
 	"github.com/cka-lab/lab/internal/tools"
 	"github.com/cka-lab/lab/scenarios"
 )
@@ -39,23 +37,15 @@ func installGatewayController(ctx context.Context, i *Injector, _ map[string]str
 	if err := i.apply(ctx, &scenarios.ApplyFault{Manifest: addons.Traefik(image), Ready: true}); err != nil {
 		return err
 	}
-	class := stub(scenarios.ObjectRef{APIVersion: "gateway.networking.k8s.io/v1", Kind: "GatewayClass", Name: "traefik"})
-	err = kube.Poll(ctx, 300*time.Millisecond, waitTimeout, func(ctx context.Context) (bool, error) {
-		live, err := i.env.Clients.Get(ctx, class)
-		return err == nil && live != nil && conditionTrue(live.Object, "Accepted"), nil
-	})
-	if err != nil {
-		return fmt.Errorf("traefik did not accept the GatewayClass traefik within %s: %w", waitTimeout, err)
-	}
-	return nil
+	return i.waitCondition(ctx, scenarios.ObjectRef{APIVersion: "gateway.networking.k8s.io/v1", Kind: "GatewayClass", Name: "traefik"}, "Accepted")
 }
 
 // tlsSecret creates the kubernetes.io/tls Secret args name in args namespace (one the scenario created) with a
 // new self-signed certificate for args host, as a team's certificate for a site; its key exists nowhere else.
 func tlsSecret(ctx context.Context, i *Injector, args map[string]string) error {
 	ns, name, host := args["namespace"], args["name"], args["host"]
-	if !i.ledger.createdNamespaces()[ns] {
-		return fmt.Errorf("TLS Secret in namespace %q, which the scenario did not create: reset could not remove it", ns)
+	if err := i.ownNamespace(ns, "TLS Secret"); err != nil {
+		return err
 	}
 	cert, key, err := certutil.GenerateSelfSignedCertKey(host, nil, []string{host})
 	if err != nil {

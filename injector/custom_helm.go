@@ -103,8 +103,8 @@ func runHelm(ctx context.Context, i *Injector, args map[string]string) error {
 		return fmt.Errorf("helm fault runs install or upgrade, not %q", args["args"])
 	}
 	ns := args["namespace"]
-	if !i.ledger.createdNamespaces()[ns] {
-		return fmt.Errorf("helm release in namespace %q, which the scenario did not create: reset could not remove it", ns)
+	if err := i.ownNamespace(ns, "helm release"); err != nil {
+		return err
 	}
 	n, err := i.node(args["node"])
 	if err != nil {

@@ -22,8 +22,8 @@ func init() {
 // for that ServiceAccount, where a scenario puts its fault.
 func deployOperator(ctx context.Context, i *Injector, args map[string]string) error {
 	ns, name := args["namespace"], args["name"]
-	if !i.ledger.createdNamespaces()[ns] {
-		return fmt.Errorf("operator in namespace %q, which the scenario did not create: reset could not remove it", ns)
+	if err := i.ownNamespace(ns, "operator"); err != nil {
+		return err
 	}
 	image, err := i.ensureLabImage(ctx)
 	if err != nil {

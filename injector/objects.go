@@ -99,18 +99,32 @@ func (i *Injector) apply(ctx context.Context, f *scenarios.ApplyFault) error {
 // waitEstablished waits until the API server serves a new CustomResourceDefinition's resource, so the next
 // object of the manifest may be one.
 func (i *Injector) waitEstablished(ctx context.Context, name string) error {
-	crd := stub(scenarios.ObjectRef{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: name})
-	err := kube.Poll(ctx, 200*time.Millisecond, waitTimeout, func(ctx context.Context) (bool, error) {
-		live, err := i.env.Clients.Get(ctx, crd)
-		if err != nil || live == nil {
-			return false, nil
-		}
-		return conditionTrue(live.Object, "Established"), nil
-	})
-	if err != nil {
-		return fmt.Errorf("CustomResourceDefinition %s was not established within %s: %w", name, waitTimeout, err)
+	crd := scenarios.ObjectRef{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: name}
+	if err := i.waitCondition(ctx, crd, "Established"); err != nil {
+		return err
 	}
 	i.env.Clients.Mapper.Reset()
+	return nil
+}
+
+// waitCondition waits until the object's status has the condition t with status True.
+func (i *Injector) waitCondition(ctx context.Context, r scenarios.ObjectRef, t string) error {
+	err := kube.Poll(ctx, 200*time.Millisecond, waitTimeout, func(ctx context.Context) (bool, error) {
+		live, err := i.env.Clients.Get(ctx, stub(r))
+		return err == nil && live != nil && conditionTrue(live.Object, t), nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s %s was not %s within %s: %w", r.Kind, r.Name, t, waitTimeout, err)
+	}
+	return nil
+}
+
+// ownNamespace refuses a namespace the scenario did not create for what a fault puts there (a release, an
+// operator, a Secret): reset removes such things only with the namespace.
+func (i *Injector) ownNamespace(ns, what string) error {
+	if !i.ledger.createdNamespaces()[ns] {
+		return fmt.Errorf("%s in namespace %q, which the scenario did not create: reset could not remove it", what, ns)
+	}
 	return nil
 }
 
