@@ -18,9 +18,11 @@ const metricsWindow = 40 * time.Second
 func (v *view) autoscalersWaiting(since time.Time) []Waiting {
 	var w []Waiting
 	for _, h := range v.autoscalers {
-		status, reason := scalingActive(h)
-		if status == corev1.ConditionTrue {
+		reason := "no ScalingActive condition yet"
+		if c := scalingActive(h); c != nil && c.Status == corev1.ConditionTrue {
 			continue
+		} else if c != nil {
+			reason = c.Reason
 		}
 		name := "horizontalpodautoscaler/" + h.Name
 		if h.Status.ObservedGeneration != nil && *h.Status.ObservedGeneration < h.Generation {
@@ -48,12 +50,13 @@ func (v *view) autoscalersWaiting(since time.Time) []Waiting {
 	return w
 }
 
-// scalingActive reads the autoscaler's ScalingActive condition: whether it could compute its metrics.
-func scalingActive(h autoscalingv2.HorizontalPodAutoscaler) (corev1.ConditionStatus, string) {
-	for _, c := range h.Status.Conditions {
-		if c.Type == autoscalingv2.ScalingActive {
-			return c.Status, c.Reason
+// scalingActive reads the autoscaler's ScalingActive condition: whether it could compute its metrics (nil
+// before it has tried).
+func scalingActive(h autoscalingv2.HorizontalPodAutoscaler) *autoscalingv2.HorizontalPodAutoscalerCondition {
+	for i := range h.Status.Conditions {
+		if h.Status.Conditions[i].Type == autoscalingv2.ScalingActive {
+			return &h.Status.Conditions[i]
 		}
 	}
-	return corev1.ConditionUnknown, "no ScalingActive condition yet"
+	return nil
 }

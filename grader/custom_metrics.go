@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,13 +29,11 @@ func autoscalerActive(ctx context.Context, e Env, args map[string]string) Result
 	if err != nil {
 		return e.fail("read HorizontalPodAutoscaler %s/%s: %v", ns, name, err)
 	}
-	for _, c := range h.Status.Conditions {
-		if c.Type == autoscalingv2.ScalingActive && c.Status != corev1.ConditionTrue {
-			return e.fail("HorizontalPodAutoscaler %s/%s cannot scale: %s: %s", ns, name, c.Reason, c.Message)
-		}
-	}
-	if status, _ := scalingActive(*h); status != corev1.ConditionTrue {
+	switch c := scalingActive(*h); {
+	case c == nil:
 		return e.fail("HorizontalPodAutoscaler %s/%s has not computed its metrics yet", ns, name)
+	case c.Status != corev1.ConditionTrue:
+		return e.fail("HorizontalPodAutoscaler %s/%s cannot scale: %s: %s", ns, name, c.Reason, c.Message)
 	}
 	if len(h.Status.CurrentMetrics) < len(h.Spec.Metrics) {
 		return e.fail("HorizontalPodAutoscaler %s/%s has current values for %d of its %d metrics", ns, name, len(h.Status.CurrentMetrics), len(h.Spec.Metrics))
