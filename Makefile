@@ -14,6 +14,10 @@ GOLANGCI := bin/golangci-lint-$(GOLANGCI_VERSION)
 # Helm for the scenarios that install with it (internal/tools.HelmVersion): lab copies it onto the node.
 HELM_VERSION := v4.3.2
 HELM := bin/helm-$(HELM_VERSION)
+# etcdutl for the etcd restore scenario (internal/tools.EtcdutlVersion), the version of the node image's etcd,
+# whose image lacks it: lab copies it onto the node.
+ETCDUTL_VERSION := v3.6.6
+ETCDUTL := bin/etcdutl-$(ETCDUTL_VERSION)
 # metrics-server for the autoscaling scenarios (internal/tools.MetricsServerVersion): lab packs it into an image.
 METRICS_SERVER_VERSION := v0.8.0
 METRICS_SERVER := bin/metrics-server-$(METRICS_SERVER_VERSION)
@@ -21,18 +25,18 @@ METRICS_SERVER := bin/metrics-server-$(METRICS_SERVER_VERSION)
 TRAEFIK_VERSION := v3.7.13
 TRAEFIK := bin/traefik-$(TRAEFIK_VERSION)
 # Where lab finds the tools it copies onto nodes or packs into images.
-TOOLS_ENV := LAB_HELM="$$PWD/$(HELM)" LAB_METRICS_SERVER="$$PWD/$(METRICS_SERVER)" LAB_TRAEFIK="$$PWD/$(TRAEFIK)"
+TOOLS_ENV := LAB_HELM="$$PWD/$(HELM)" LAB_ETCDUTL="$$PWD/$(ETCDUTL)" LAB_METRICS_SERVER="$$PWD/$(METRICS_SERVER)" LAB_TRAEFIK="$$PWD/$(TRAEFIK)"
 FUZZTIME ?= 15s
 export CGO_ENABLED := 0
 
-.PHONY: build up test prereqs vet unit lint fuzz fuzz-long e2e e2e-seeds bench clean helm metrics-server traefik
+.PHONY: build up test prereqs vet unit lint fuzz fuzz-long e2e e2e-seeds bench clean helm etcdutl metrics-server traefik
 
 # Static and stripped: the webhook image is this binary, loaded into every node.
 build:
 	$(GO) build -ldflags "-s -w" -o $(BIN) ./cmd/lab
 
 # The main job: a lab cluster with a scenario started, its task printed.
-up: build $(HELM) $(METRICS_SERVER) $(TRAEFIK)
+up: build $(HELM) $(ETCDUTL) $(METRICS_SERVER) $(TRAEFIK)
 	@KUBECTL_DIR=$$(hack/prereqs.sh) && export PATH="$$PWD/bin:$$KUBECTL_DIR:$$PATH" $(TOOLS_ENV) && \
 	  $(BIN) cluster create && $(BIN) start $(SCENARIO) && \
 	  echo "Now: export KUBECONFIG=$$($(BIN) cluster status -o json | sed -n 's/.*\"kubeconfig\":\"\([^\"]*\)\".*/\1/p'); fix it; then: $(BIN) check"
@@ -61,7 +65,7 @@ fuzz-long:
 	$(GO) test ./scenarios -run '^$$' -fuzz FuzzParse -fuzztime 10m
 
 # The e2e suite on one real kind cluster; E2E_KEEP_CLUSTER=1 keeps it, E2E_SEED=N replays a variant.
-e2e: $(GINKGO) $(HELM) $(METRICS_SERVER) $(TRAEFIK)
+e2e: $(GINKGO) $(HELM) $(ETCDUTL) $(METRICS_SERVER) $(TRAEFIK)
 	@KUBECTL_DIR=$$(hack/prereqs.sh) && export KUBECTL="$$KUBECTL_DIR/kubectl" $(TOOLS_ENV) && \
 	  $(GINKGO) -v --procs $(E2E_PROCS) --timeout $(E2E_TIMEOUT) --show-node-events=false $(E2E_FLAGS) ./e2e
 
@@ -75,6 +79,14 @@ helm: $(HELM)
 $(HELM):
 	GOBIN=$$PWD/bin/.helm $(GO) install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION)
 	mv bin/.helm/helm $@ && rmdir bin/.helm
+
+# `go install` refuses etcdutl's module for its replace directives; built as a dependency of a scratch module,
+# they do not apply and the versions its go.mod requires are used.
+etcdutl: $(ETCDUTL)
+$(ETCDUTL):
+	d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && (cd "$$d" && $(GO) mod init lab.local/etcdutl && \
+		$(GO) get go.etcd.io/etcd/etcdutl/v3@$(ETCDUTL_VERSION) && \
+		$(GO) build -trimpath -ldflags "-s -w" -o "$(CURDIR)/$@" go.etcd.io/etcd/etcdutl/v3)
 
 # Static like helm: lab packs it alone into an image that every node loads, as it does its own binary.
 metrics-server: $(METRICS_SERVER)
@@ -94,7 +106,7 @@ $(GINKGO): go.mod
 e2e-seeds:
 	@for s in $${SEEDS:-11 22 33}; do E2E_SEED=$$s E2E_KEEP_CLUSTER=1 E2E_EXTRAS_BUDGET=24h $(MAKE) e2e E2E_FLAGS="--label-filter=scenarios" || exit 1; done
 
-bench: build $(HELM) $(METRICS_SERVER) $(TRAEFIK)
+bench: build $(HELM) $(ETCDUTL) $(METRICS_SERVER) $(TRAEFIK)
 	@KUBECTL_DIR=$$(hack/prereqs.sh) && export PATH="$$PWD/bin:$$KUBECTL_DIR:$$PATH" $(TOOLS_ENV) && $(BIN) bench $(BENCH_FLAGS)
 
 clean:

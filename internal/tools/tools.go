@@ -1,8 +1,10 @@
-// Package tools finds the programs some scenarios bring into the cluster, which a kind node image lacks: Helm,
-// as an exam host has it installed, and metrics-server and Traefik, on a machine without a registry.
+// Package tools finds the programs some scenarios bring into the cluster, which a kind node image lacks: Helm
+// and etcdutl, as an exam host has them installed, and metrics-server and Traefik, on a machine without a
+// registry.
 package tools
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,16 +19,33 @@ const HelmVersion = "v4.3.2"
 
 // Helm returns the path of the helm binary on this machine: $LAB_HELM, else helm on PATH.
 func Helm() (string, error) {
-	if p := os.Getenv(HelmEnv); p != "" {
+	return onHost(HelmEnv, "helm", fmt.Sprintf("this scenario needs Helm: install it (https://helm.sh/docs/intro/install/), or build %s with `make helm` and set %s=$PWD/bin/helm-%s", HelmVersion, HelmEnv, HelmVersion))
+}
+
+// onHost returns the program the variable env names, else name on PATH, else the error missing.
+func onHost(env, name, missing string) (string, error) {
+	if p := os.Getenv(env); p != "" {
 		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("%s names no helm binary: %w", HelmEnv, err)
+			return "", fmt.Errorf("%s names no %s binary: %w", env, name, err)
 		}
 		return p, nil
 	}
-	if p, err := exec.LookPath("helm"); err == nil {
+	if p, err := exec.LookPath(name); err == nil {
 		return p, nil
 	}
-	return "", fmt.Errorf("this scenario needs Helm: install it (https://helm.sh/docs/intro/install/), or build %s with `make helm` and set %s=$PWD/bin/helm-%s", HelmVersion, HelmEnv, HelmVersion)
+	return "", errors.New(missing)
+}
+
+// EtcdutlEnv names the etcdutl binary to use instead of the one on PATH.
+const EtcdutlEnv = "LAB_ETCDUTL"
+
+// EtcdutlVersion is the etcdutl release `make etcdutl` builds from the Go module proxy: the version of the etcd
+// that kind's node image runs, whose image has etcdctl but not etcdutl, which restores a snapshot.
+const EtcdutlVersion = "v3.6.6"
+
+// Etcdutl returns the path of the etcdutl binary on this machine: $LAB_ETCDUTL, else etcdutl on PATH.
+func Etcdutl() (string, error) {
+	return onHost(EtcdutlEnv, "etcdutl", fmt.Sprintf("this scenario needs etcdutl %s: build it with `make etcdutl` and set %s=$PWD/bin/etcdutl-%s", EtcdutlVersion, EtcdutlEnv, EtcdutlVersion))
 }
 
 // MetricsServerEnv names a static metrics-server binary that lab packs into an image, for machines without a

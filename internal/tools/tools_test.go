@@ -15,6 +15,9 @@ func TestMakefileBuildsHelmVersion(t *testing.T) {
 	if !strings.Contains(string(mk), "HELM_VERSION := "+HelmVersion+"\n") {
 		t.Errorf("the Makefile's HELM_VERSION is not %s (internal/tools.HelmVersion)", HelmVersion)
 	}
+	if !strings.Contains(string(mk), "ETCDUTL_VERSION := "+EtcdutlVersion+"\n") {
+		t.Errorf("the Makefile's ETCDUTL_VERSION is not %s (internal/tools.EtcdutlVersion)", EtcdutlVersion)
+	}
 	if !strings.Contains(string(mk), "TRAEFIK_VERSION := "+TraefikVersion+"\n") {
 		t.Errorf("the Makefile's TRAEFIK_VERSION is not %s (internal/tools.TraefikVersion)", TraefikVersion)
 	}
