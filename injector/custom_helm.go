@@ -36,7 +36,8 @@ func Preflight(ctx context.Context, faults []scenarios.Fault) error {
 
 // needs holds what a custom fault needs from this machine.
 var needs = map[string]func(context.Context) error{
-	"installHelm": func(context.Context) error { _, err := tools.Helm(); return err },
+	"installHelm":    func(context.Context) error { _, err := tools.Helm(); return err },
+	"installEtcdutl": func(context.Context) error { _, err := tools.Etcdutl(); return err },
 	"installMetricsServer": func(ctx context.Context) error {
 		return binaryOrImage(ctx, tools.MetricsServer, addons.MetricsServerImage, "metrics-server", tools.MetricsServerEnv)
 	},
@@ -67,15 +68,31 @@ const adminKubeconfig = "/etc/kubernetes/admin.conf"
 // installHelm copies this machine's helm (tools.Helm) onto the node (args node) at /usr/local/bin/helm, as an
 // exam host has it installed; reset removes it.
 func installHelm(ctx context.Context, i *Injector, args map[string]string) error {
-	src, err := tools.Helm()
+	return i.installProgram(ctx, args["node"], program{
+		find: tools.Helm, path: helmPath, check: []string{"version", "--short"},
+		fix: fmt.Sprintf("set %s to one, or build it with `make helm`", tools.HelmEnv),
+	})
+}
+
+// program is a tool of this machine that a scenario installs on a node, as an exam host has it.
+type program struct {
+	find  func() (string, error)
+	path  string
+	check []string // arguments that make it print its version: it runs on the node
+	fix   string   // how to give lab one that does
+}
+
+// installProgram copies p onto the node named name; reset removes it.
+func (i *Injector) installProgram(ctx context.Context, name string, p program) error {
+	src, err := p.find()
 	if err != nil {
 		return err
 	}
-	n, err := i.node(args["node"])
+	n, err := i.node(name)
 	if err != nil {
 		return err
 	}
-	if err := i.recordFile(ctx, n, helmPath); err != nil {
+	if err := i.recordFile(ctx, n, p.path); err != nil {
 		return err
 	}
 	f, err := os.Open(src)
@@ -83,13 +100,13 @@ func installHelm(ctx context.Context, i *Injector, args map[string]string) error
 		return err
 	}
 	defer func() { _ = f.Close() }()
-	cmd := n.CommandContext(ctx, "sh", "-c", `cat > "$1" && chmod 0755 "$1"`, "sh", helmPath)
+	cmd := n.CommandContext(ctx, "sh", "-c", `cat > "$1" && chmod 0755 "$1"`, "sh", p.path)
 	cmd.SetStdin(f)
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("copy %s to %s on %s: %w", src, helmPath, n, exec.RunErrorForError(err))
+		return fmt.Errorf("copy %s to %s on %s: %w", src, p.path, n, exec.RunErrorForError(err))
 	}
-	if _, err := node.Run(ctx, n, helmPath, "version", "--short"); err != nil {
-		return fmt.Errorf("%s does not run on %s, which needs a Linux helm binary of its architecture (set %s to one, or build it with `make helm`): %w", src, n, tools.HelmEnv, err)
+	if _, err := node.Run(ctx, n, p.path, p.check...); err != nil {
+		return fmt.Errorf("%s does not run on %s, which needs a Linux binary of its architecture (%s): %w", src, n, p.fix, err)
 	}
 	return nil
 }
