@@ -103,8 +103,11 @@ func (i *Injector) revertFile(ctx context.Context, p *FilePrior) error {
 		return err
 	}
 	if sum != p.SHA256 {
-		// A recorded directory comes back as it was, without what was added to it since.
-		if _, err := node.Run(ctx, n, "sh", "-c", `if [ -d "$2" ]; then rm -rf "$1"; fi; cp -a "$2" "$1"`, "sh", p.Path, p.Backup); err != nil {
+		// A recorded directory comes back as it was, without what was added to it since. A file is copied beside
+		// it under a dot name and renamed into place: a kubelet that reads a static Pod manifest while it is
+		// half written refuses it and reads it again only at its next periodic pass, 20 s later.
+		restore := `if [ -d "$2" ]; then rm -rf "$1"; cp -a "$2" "$1"; else t="$(dirname "$1")/.$(basename "$1").lab-restore" && cp -a "$2" "$t" && mv -f "$t" "$1"; fi`
+		if _, err := node.Run(ctx, n, "sh", "-c", restore, "sh", p.Path, p.Backup); err != nil {
 			return err
 		}
 	}
