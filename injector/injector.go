@@ -104,6 +104,8 @@ func (i *Injector) Revert(ctx context.Context) error {
 			err = i.revertSysctl(ctx, e.Sysctl)
 		case e.Joined != nil:
 			err = i.rejoin(ctx, e.Joined)
+		case e.EtcdData != nil:
+			err = i.revertEtcdData(ctx, e.EtcdData)
 		}
 		if err != nil {
 			return fmt.Errorf("revert %s: %w", e, err)

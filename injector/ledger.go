@@ -27,6 +27,8 @@ type Entry struct {
 	Sysctl    *SysctlPrior    `json:"sysctl,omitempty"`
 	// Joined is a node that was a member of the cluster before a fault reset it with kubeadm.
 	Joined *JoinedPrior `json:"joined,omitempty"`
+	// EtcdData is etcd's data directory on a node where a scenario offered a snapshot to restore.
+	EtcdData *EtcdDataPrior `json:"etcdData,omitempty"`
 }
 
 // ObjectPrior is an API object as it was; Prior is null when it did not exist.
@@ -98,6 +100,8 @@ func (e Entry) key() string {
 		return "sysctl/" + e.Sysctl.Node + "/" + e.Sysctl.Key
 	case e.Joined != nil:
 		return "joined/" + e.Joined.Node
+	case e.EtcdData != nil:
+		return "etcdData/" + e.EtcdData.Node
 	}
 	return ""
 }
@@ -128,13 +132,16 @@ func OpenLedger(path string) (*Ledger, error) {
 
 // Has reports whether the ledger already holds the prior state of e's target: the first record wins, because
 // it is the state before the scenario touched anything.
-func (l *Ledger) Has(e Entry) bool {
-	for _, x := range l.Entries {
-		if x.key() == e.key() {
-			return true
+func (l *Ledger) Has(e Entry) bool { return l.find(e) != nil }
+
+// find returns the recorded entry with e's target, nil when there is none.
+func (l *Ledger) find(e Entry) *Entry {
+	for i := range l.Entries {
+		if l.Entries[i].key() == e.key() {
+			return &l.Entries[i]
 		}
 	}
-	return false
+	return nil
 }
 
 // Record appends e and persists the ledger before the caller changes anything.
