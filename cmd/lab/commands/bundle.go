@@ -87,10 +87,13 @@ func (o *bundleSaveOptions) run(ctx context.Context, f *Factory) error {
 	}); err != nil {
 		return err
 	}
-	i := 0
-	m, size, err := bundle.SaveFile(ctx, o.path, o.refs, bundle.CLI{}, func(ref string, save func() error) error {
-		i++
-		return st.Step(fmt.Sprintf("Saving %s (%d/%d)", ref, i, len(o.refs)), save)
+	m, size, err := bundle.SaveFile(o.path, func(w *bundle.Writer) error {
+		for i, ref := range o.refs {
+			if err := st.Step(fmt.Sprintf("Saving %s (%d/%d)", ref, i+1, len(o.refs)), func() error { return w.Add(ctx, bundle.CLI{}, ref) }); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return err
