@@ -54,7 +54,7 @@ func binaryOrImage(ctx context.Context, bin func() (string, error), upstream, na
 		return err
 	}
 	if err := images.EnsureLocal(ctx, upstream); err != nil {
-		return fmt.Errorf("this scenario needs %s: %w; or, without a registry, build it with `make %s` and set %s", name, err, name, env)
+		return fmt.Errorf("this scenario needs %s: %w; or, without a registry, build it with `make %s` and set %s, or `lab bundle load` a bundle that carries it", name, err, name, env)
 	}
 	return nil
 }

@@ -107,9 +107,11 @@ func (d *fakeDocker) Load(_ context.Context, r io.Reader) error {
 
 var refs = []string{"kindest/node:v1.35.4", "nginx:1.27", "busybox:1.36"}
 
-func writeBundle(t *testing.T, d Docker) (string, *Manifest) {
+// writeBundle writes refs from d and a program for each of tools, whose content is toolBody.
+func writeBundle(t *testing.T, d Docker, tools ...string) (string, *Manifest) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "lab.bundle")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "lab.bundle")
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
@@ -118,6 +120,15 @@ func writeBundle(t *testing.T, d Docker) (string, *Manifest) {
 	w := NewWriter(f, "v-test")
 	for _, ref := range refs {
 		if err := w.Add(context.Background(), d, ref); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range tools {
+		src := filepath.Join(dir, name)
+		if err := os.WriteFile(src, []byte(toolBody(name)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.AddTool(name, src); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -222,9 +233,11 @@ func TestVerifyRefusesExtraAndMissingFiles(t *testing.T) {
 	if _, err := Verify(bytes.NewReader(missing)); !errors.As(err, &ce) || ce.File != "images/0/x" || ce.Reason != "is missing" {
 		t.Errorf("missing file: %v", err)
 	}
-	m.Format = Format + 1
-	if _, err := Verify(bytes.NewReader(bundleOf(t, m))); err == nil || !strings.Contains(err.Error(), "bundle format 2") {
-		t.Errorf("newer format: %v", err)
+	for _, format := range []int{Format - 1, Format + 1} {
+		m.Format = format
+		if _, err := Verify(bytes.NewReader(bundleOf(t, m))); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("bundle format %d is not the format %d", format, Format)) {
+			t.Errorf("format %d: %v", format, err)
+		}
 	}
 }
 
@@ -285,14 +298,24 @@ func names(es []entry) []string {
 func TestSaveFileLeavesABundleOrNothing(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "lab.bundle")
-	each := func(_ string, save func() error) error { return save() }
-	if _, _, err := SaveFile(context.Background(), path, append(refs, "absent:1"), newFakeDocker(refs...), each); err == nil {
+	d := newFakeDocker(refs...)
+	fill := func(refs []string) func(*Writer) error {
+		return func(w *Writer) error {
+			for _, ref := range refs {
+				if err := w.Add(context.Background(), d, ref); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	if _, _, err := SaveFile(path, fill(append(refs, "absent:1"))); err == nil {
 		t.Fatal("a save with an absent image succeeded")
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Fatalf("a failed save left %v", left)
 	}
-	m, size, err := SaveFile(context.Background(), path, refs, newFakeDocker(refs...), each)
+	m, size, err := SaveFile(path, fill(refs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,5 +325,118 @@ func TestSaveFileLeavesABundleOrNothing(t *testing.T) {
 	}
 	if _, err := VerifyFile(path); err != nil {
 		t.Errorf("the saved bundle does not verify: %v", err)
+	}
+}
+
+func toolBody(name string) string { return "#!/bin/sh\necho " + name + "\n" }
+
+// Tools travel after the images: a load still restores every image, and the programs arrive executable.
+func TestToolsRoundTrip(t *testing.T) {
+	path, written := writeBundle(t, newFakeDocker(refs...), "helm", "traefik")
+	m, err := VerifyFile(path)
+	if err != nil {
+		t.Fatalf("verify a bundle with tools: %v", err)
+	}
+	if len(m.Tools) != 2 || m.Tools[0].Name != "helm" || m.Tools[0].File != written.Tools[0].File || m.Tools[1].File.Name != "tools/traefik" {
+		t.Fatalf("tools = %+v", m.Tools)
+	}
+	dst := newFakeDocker()
+	if _, err := Load(context.Background(), path, m, dst, func(_ Image, load func() error) error { return load() }); err != nil {
+		t.Fatalf("load images before tools: %v", err)
+	}
+	if len(dst.loaded) != len(refs) {
+		t.Errorf("loaded %d images, want %d", len(dst.loaded), len(refs))
+	}
+
+	dir := filepath.Join(t.TempDir(), "state", "tools")
+	for range 2 { // a second load replaces what the first wrote
+		paths, err := ExtractTools(path, m, dir)
+		if err != nil {
+			t.Fatalf("extract: %v", err)
+		}
+		if want := []string{filepath.Join(dir, "helm"), filepath.Join(dir, "traefik")}; !slices.Equal(paths, want) {
+			t.Fatalf("extracted to %v, want %v", paths, want)
+		}
+		for i, p := range paths {
+			body, err := os.ReadFile(p)
+			if err != nil || string(body) != toolBody(m.Tools[i].Name) {
+				t.Errorf("%s holds %q (%v)", p, body, err)
+			}
+			if info, err := os.Stat(p); err != nil || info.Mode().Perm() != 0o755 {
+				t.Errorf("%s: %v %v, want mode 0755", p, info.Mode(), err)
+			}
+		}
+		if left, _ := os.ReadDir(dir); len(left) != 2 {
+			t.Errorf("the tools directory holds %v, want the two tools alone", left)
+		}
+	}
+}
+
+func TestVerifyRefusesChangedAndExtraTools(t *testing.T) {
+	path, _ := writeBundle(t, newFakeDocker(refs...), "helm")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ce *CorruptError
+	changed := bytes.Clone(data)
+	changed[bytes.Index(data, []byte("echo helm"))] ^= 0x20
+	if _, err := Verify(bytes.NewReader(changed)); !errors.As(err, &ce) || ce.File != "tools/helm" || !strings.Contains(err.Error(), "checksum mismatch") {
+		t.Errorf("flipped byte in helm: %v", err)
+	}
+
+	m := Manifest{Format: Format, Tools: []Tool{{Name: "helm", File: File{Name: "tools/helm", Size: 1, SHA256: sha("h")}}}}
+	helm := entry{name: "tools/helm", kind: tar.TypeReg, body: "h"}
+	extra := bundleOf(t, m, helm, entry{name: "tools/kubectl", kind: tar.TypeReg, body: "k"})
+	if _, err := Verify(bytes.NewReader(extra)); !errors.As(err, &ce) || ce.File != "tools/kubectl" || ce.Reason != "is not in the manifest" {
+		t.Errorf("extra tool: %v", err)
+	}
+	if _, err := Verify(bytes.NewReader(bundleOf(t, m))); !errors.As(err, &ce) || ce.File != "tools/helm" || ce.Reason != "is missing" {
+		t.Errorf("missing tool: %v", err)
+	}
+	link := bundleOf(t, m, helm, entry{name: "tools/kubectl", kind: tar.TypeSymlink, link: "/usr/bin/kubectl"})
+	if _, err := Verify(bytes.NewReader(link)); !errors.As(err, &ce) || ce.File != "tools/kubectl" || ce.Reason != "is not a regular file" {
+		t.Errorf("a link among the tools: %v", err)
+	}
+	m.Tools[0].Name = "../helm"
+	if _, err := Verify(bytes.NewReader(bundleOf(t, m, helm))); !errors.As(err, &ce) || ce.File != ManifestName {
+		t.Errorf("a tool named out of its directory: %v", err)
+	}
+}
+
+// A bundle changed after it was verified leaves no program behind.
+func TestExtractToolsChecksAgain(t *testing.T) {
+	path, m := writeBundle(t, newFakeDocker(refs...), "helm")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[bytes.Index(data, []byte("echo helm"))] ^= 0x20
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var ce *CorruptError
+	if _, err := ExtractTools(path, m, dir); !errors.As(err, &ce) || ce.File != "tools/helm" {
+		t.Errorf("extract a changed helm: %v", err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("a refused extract left %v", left)
+	}
+}
+
+func TestWriterRefusesImagesAfterToolsAndBadToolNames(t *testing.T) {
+	w := NewWriter(io.Discard, "v")
+	if err := w.AddTool("../helm", os.Args[0]); err == nil {
+		t.Error("a tool named out of its directory was added")
+	}
+	if err := w.AddTool("helm", t.TempDir()); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("a directory as a tool: %v", err)
+	}
+	if err := w.AddTool("lab", os.Args[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Add(context.Background(), newFakeDocker(refs...), refs[0]); err == nil || !strings.Contains(err.Error(), "images go before tools") {
+		t.Errorf("an image after a tool: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 )
 
@@ -93,4 +94,81 @@ func copyImage(tr *tar.Reader, h *tar.Header, dir string, w io.Writer) (*tar.Hea
 		return nil, err
 	}
 	return h, nil
+}
+
+// ExtractTools writes each program of a verified bundle to dir/<name>, executable, and returns their paths in
+// the manifest's order. Each is written beside its final name and renamed into place, so a program found there
+// is always whole, and checked again on the way: unlike an image, nothing checks it after the load.
+func ExtractTools(bundlePath string, m *Manifest, dir string) ([]string, error) {
+	if len(m.Tools) == 0 {
+		return nil, nil
+	}
+	want := map[string]Tool{}
+	for _, t := range m.Tools {
+		want[t.File.Name] = t
+	}
+	// 0700 like the state directory it is in, which this may create.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("extract tools: %w", err)
+	}
+	f, err := os.Open(bundlePath)
+	if err != nil {
+		return nil, fmt.Errorf("open bundle: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	// The images before the tools are skipped by seeking, not read.
+	tr := tar.NewReader(f)
+	paths := map[string]string{}
+	for len(paths) < len(want) {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read bundle: %w", err)
+		}
+		if t, ok := want[h.Name]; ok && h.Typeflag == tar.TypeReg && paths[t.Name] == "" {
+			if paths[t.Name], err = extractTool(tr, t, dir); err != nil {
+				return nil, err
+			}
+		}
+	}
+	out := make([]string, 0, len(m.Tools))
+	for _, t := range m.Tools {
+		if paths[t.Name] == "" {
+			return nil, &CorruptError{File: t.File.Name, Reason: "is missing"}
+		}
+		out = append(out, paths[t.Name])
+	}
+	return out, nil
+}
+
+// extractTool writes the tool t from r to dir/<t.Name>, through a temporary file renamed into place once its
+// checksum is the manifest's.
+func extractTool(r io.Reader, t Tool, dir string) (_ string, err error) {
+	tmp, err := os.CreateTemp(dir, "."+t.Name+".partial-*")
+	if err != nil {
+		return "", fmt.Errorf("extract %s: %w", t.Name, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	got, err := hashCopy(t.File.Name, tmp, r)
+	if err != nil {
+		return "", fmt.Errorf("extract %s: %w", t.Name, err)
+	}
+	if err := mismatch(got, t.File); err != nil {
+		return "", err
+	}
+	if err := errors.Join(tmp.Sync(), tmp.Chmod(0o755), tmp.Close()); err != nil {
+		return "", fmt.Errorf("extract %s: %w", t.Name, err)
+	}
+	path := filepath.Join(dir, t.Name)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return "", fmt.Errorf("extract %s: %w", t.Name, err)
+	}
+	return path, nil
 }

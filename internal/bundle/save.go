@@ -2,17 +2,16 @@ package bundle
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 )
 
-// SaveFile writes a bundle of refs from d to path and returns its manifest and size. It writes next to path
-// first and renames into place, so an interrupted save never leaves a file that looks like a bundle. each wraps
-// every image's save (a progress line).
-func SaveFile(ctx context.Context, path string, refs []string, d Docker, each func(ref string, save func() error) error) (m *Manifest, size int64, err error) {
+// SaveFile writes a bundle to path, with what fill adds to it (images first, then tools), and returns its
+// manifest and size. It writes next to path first and renames into place, so an interrupted save never leaves
+// a file that looks like a bundle.
+func SaveFile(path string, fill func(*Writer) error) (m *Manifest, size int64, err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".partial-*")
 	if err != nil {
 		return nil, 0, fmt.Errorf("write bundle: %w", err)
@@ -25,10 +24,8 @@ func SaveFile(ctx context.Context, path string, refs []string, d Docker, each fu
 	}()
 	buf := bufio.NewWriterSize(tmp, 1<<20)
 	w := NewWriter(buf, LabVersion())
-	for _, ref := range refs {
-		if err := each(ref, func() error { return w.Add(ctx, d, ref) }); err != nil {
-			return nil, 0, err
-		}
+	if err := fill(w); err != nil {
+		return nil, 0, err
 	}
 	if m, err = w.Close(); err != nil {
 		return nil, 0, err

@@ -55,6 +55,12 @@ func Verify(r io.Reader) (*Manifest, error) {
 			raw, err = readSmall(tr, h)
 		case h.Name == ManifestSumName:
 			sum, err = readSmall(tr, h)
+		case strings.HasPrefix(h.Name, toolsDir+"/"):
+			// A load writes each tool's content under its name; a link or directory there is none of lab's.
+			if h.Typeflag != tar.TypeReg {
+				return nil, &CorruptError{File: h.Name, Reason: "is not a regular file"}
+			}
+			seen[h.Name], err = hashEntry(h.Name, tr)
 		case !strings.HasPrefix(h.Name, imagesDir+"/"):
 			return nil, &CorruptError{File: h.Name, Reason: "is not part of a lab bundle"}
 		case h.Typeflag == tar.TypeReg:
@@ -70,22 +76,28 @@ func Verify(r io.Reader) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, img := range m.Images {
-		for _, want := range img.Files {
-			got, ok := seen[want.Name]
-			switch {
-			case !ok:
-				return nil, &CorruptError{File: want.Name, Reason: "is missing"}
-			case got.Size != want.Size || got.SHA256 != want.SHA256:
-				return nil, &CorruptError{File: want.Name, Reason: fmt.Sprintf("checksum mismatch (sha256 %s, manifest says %s)", short(got.SHA256), short(want.SHA256))}
-			}
-			delete(seen, want.Name)
+	for _, want := range m.files() {
+		got, ok := seen[want.Name]
+		if !ok {
+			return nil, &CorruptError{File: want.Name, Reason: "is missing"}
 		}
+		if err := mismatch(got, want); err != nil {
+			return nil, err
+		}
+		delete(seen, want.Name)
 	}
 	if extra := slices.Sorted(maps.Keys(seen)); len(extra) > 0 {
 		return nil, &CorruptError{File: extra[0], Reason: "is not in the manifest"}
 	}
 	return m, nil
+}
+
+// mismatch says how the file read (got) differs from what the manifest says (want), if it does.
+func mismatch(got, want File) error {
+	if got.Size == want.Size && got.SHA256 == want.SHA256 {
+		return nil
+	}
+	return &CorruptError{File: want.Name, Reason: fmt.Sprintf("checksum mismatch (sha256 %s, manifest says %s)", short(got.SHA256), short(want.SHA256))}
 }
 
 // readManifest checks the manifest against its checksum and decodes it.
@@ -107,6 +119,12 @@ func readManifest(raw, sum []byte) (*Manifest, error) {
 	if m.Format != Format {
 		return nil, fmt.Errorf("bundle format %d is not the format %d this lab reads: use the lab that wrote it (%s)", m.Format, Format, m.Lab)
 	}
+	// A tool's name becomes a file name on load, and its file must be the one checked under that name.
+	for _, t := range m.Tools {
+		if file, err := toolFile(t.Name); err != nil || file != t.File.Name {
+			return nil, &CorruptError{File: ManifestName, Reason: fmt.Sprintf("tool %q is stored as %q", t.Name, t.File.Name)}
+		}
+	}
 	return &m, nil
 }
 
@@ -122,12 +140,18 @@ func readSmall(r io.Reader, h *tar.Header) ([]byte, error) {
 }
 
 func hashEntry(name string, r io.Reader) (File, error) {
-	sum := sha256.New()
-	n, err := io.Copy(sum, r)
+	f, err := hashCopy(name, io.Discard, r)
 	if err != nil {
 		return File{}, fmt.Errorf("read %s (truncated bundle?): %w", name, err)
 	}
-	return File{Name: name, Size: n, SHA256: hex.EncodeToString(sum.Sum(nil))}, nil
+	return f, nil
+}
+
+// hashCopy copies r to w and describes what it copied as the manifest lists the file name.
+func hashCopy(name string, w io.Writer, r io.Reader) (File, error) {
+	sum := sha256.New()
+	n, err := io.Copy(io.MultiWriter(w, sum), r)
+	return File{Name: name, Size: n, SHA256: hex.EncodeToString(sum.Sum(nil))}, err
 }
 
 func short(sum string) string {

@@ -10,11 +10,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"time"
 )
 
-// Writer writes a bundle: Add each image, then Close to write the manifest.
+// Writer writes a bundle: Add each image, AddTool each program, then Close to write the manifest.
 type Writer struct {
 	tw *tar.Writer
 	m  Manifest
@@ -27,6 +28,9 @@ func NewWriter(w io.Writer, labVersion string) *Writer {
 
 // Add streams one image from d into the bundle, file by file, hashing each file as it passes.
 func (w *Writer) Add(ctx context.Context, d Docker, ref string) (err error) {
+	if len(w.m.Tools) > 0 {
+		return fmt.Errorf("bundle %s: images go before tools, since a load streams them from the start", ref)
+	}
 	id := d.ImageID(ctx, ref)
 	if id == "" {
 		return fmt.Errorf("image %s is not in the local Docker: pull or load it first", ref)
@@ -74,18 +78,49 @@ func (w *Writer) copyEntry(dir string, h *tar.Header, r io.Reader) (*File, error
 	}
 	// The longer name may not fit the format docker chose; let the writer pick one that does.
 	h.Format = tar.FormatUnknown
+	return w.writeEntry(h, r)
+}
+
+// AddTool streams the program at path into the bundle as tools/<name>, executable, hashing it as it passes.
+func (w *Writer) AddTool(name, path string) error {
+	file, err := toolFile(name)
+	if err != nil {
+		return err
+	}
+	src, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("bundle tool %s: %w", name, err)
+	}
+	defer func() { _ = src.Close() }()
+	info, err := src.Stat()
+	if err != nil {
+		return fmt.Errorf("bundle tool %s: %w", name, err)
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("bundle tool %s: %s is not a regular file", name, path)
+	}
+	h := &tar.Header{Name: file, Mode: 0o755, Size: info.Size(), ModTime: info.ModTime(), Typeflag: tar.TypeReg}
+	f, err := w.writeEntry(h, src)
+	if err != nil {
+		return fmt.Errorf("bundle tool %s (%s): %w", name, path, err)
+	}
+	w.m.Tools = append(w.m.Tools, Tool{Name: name, File: *f})
+	return nil
+}
+
+// writeEntry writes h and, for a regular file, its content from r, which comes back with its checksum.
+func (w *Writer) writeEntry(h *tar.Header, r io.Reader) (*File, error) {
 	if err := w.tw.WriteHeader(h); err != nil {
 		return nil, fmt.Errorf("write %s: %w", h.Name, err)
 	}
 	if h.Typeflag != tar.TypeReg {
 		return nil, nil
 	}
-	sum := sha256.New()
-	n, err := io.Copy(io.MultiWriter(w.tw, sum), r)
+	f, err := hashCopy(h.Name, w.tw, r)
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", h.Name, err)
 	}
-	return &File{Name: h.Name, Size: n, SHA256: hex.EncodeToString(sum.Sum(nil))}, nil
+	return &f, nil
 }
 
 // Close writes the manifest and its checksum and ends the archive; it returns the manifest written.
