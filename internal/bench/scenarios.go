@@ -19,7 +19,7 @@ func (b *Bench) warm(ctx context.Context, cat *scenarios.Catalog, cluster string
 		if err != nil {
 			return nil, err
 		}
-		var starts, fixed, checks, wrong, rs []float64
+		var starts, mem, fixed, checks, wrong, rs []float64
 		for i := range b.o.Runs {
 			if len(sc.WrongFixes) > 0 {
 				if err := b.status.Step(fmt.Sprintf("%s wrong fix %d/%d", id, i+1, b.o.Runs), func() error {
@@ -36,6 +36,13 @@ func (b *Bench) warm(ctx context.Context, cat *scenarios.Catalog, cluster string
 					return err
 				}
 				starts = append(starts, seconds(took))
+				// Started is when the components a scenario installs (metrics-server, a Gateway controller)
+				// run beside the cluster's own.
+				u, err := sampleUsage(ctx, cluster)
+				if err != nil {
+					return err
+				}
+				mem = append(mem, u.memMiB)
 				inst, err := b.current(ctx, cluster, sc)
 				if err != nil {
 					return err
@@ -63,6 +70,7 @@ func (b *Bench) warm(ctx context.Context, cat *scenarios.Catalog, cluster string
 			}
 		}
 		b.report.add(id+": start until the symptom is observed", "s", starts)
+		b.report.add(id+": cluster memory once started, its components included", "MiB", mem)
 		b.report.add(id+": check right after the reference solution", "s", fixed)
 		b.report.add(id+": check on a fixed cluster", "s", checks)
 		if len(wrong) > 0 {
