@@ -75,6 +75,7 @@ type targets struct {
 	allNodes   bool
 	probed     []string
 	manifests  map[string][]string
+	operated   []operated
 }
 
 // manifestDir is where kubeadm's static Pod manifests are, on every node.
@@ -153,6 +154,9 @@ func targetsOf(q Question) targets {
 			if n, ok := c.Custom.Args["node"]; ok {
 				probe(n)
 			}
+			if c.Custom.Func == "operatorReconciled" {
+				t.operated = append(t.operated, operated{c.Custom.Args["resource"], c.Custom.Args["namespace"], c.Custom.Args["name"]})
+			}
 			if n, ok := c.Custom.Args["namespace"]; ok {
 				ns[n] = true
 			}
@@ -195,6 +199,9 @@ type view struct {
 	facts         map[string]*nodeFacts
 	firstRestarts map[string]int
 	manifests     map[string][]string
+	// unreconciled holds the custom objects of operatorReconciled checks whose operator has not reported
+	// their current generation, with that generation.
+	unreconciled map[operated]int64
 }
 
 // observe reads what t touches, namespace by namespace, all at once; probe (when set) reads the probed nodes
@@ -360,6 +367,13 @@ func (e Env) observe(ctx context.Context, t targets, since time.Time, probe node
 			return nil
 		})
 	}
+	if len(t.operated) > 0 {
+		g.Go(func() error {
+			var err error
+			v.unreconciled, err = e.unreconciled(gctx, t.operated)
+			return err
+		})
+	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
@@ -517,6 +531,7 @@ func (v *view) waiting(since, now time.Time) []Waiting {
 	}
 	w = append(w, v.staticPodsWaiting(since, now)...)
 	w = append(w, v.autoscalersWaiting(since)...)
+	w = append(w, v.operatorsWaiting(since)...)
 	return w
 }
 

@@ -15,6 +15,19 @@ func init() {
 	Register("manifestApplied", manifestApplied)
 }
 
+// served resolves a resource the API server serves, reading discovery again once for one it did not know (a
+// CRD created since).
+func (e Env) served(gr schema.GroupResource) (schema.GroupVersionResource, error) {
+	gvr, err := e.Clients.Mapper.ResourceFor(gr.WithVersion(""))
+	if err != nil {
+		e.Clients.Mapper.Reset()
+		if gvr, err = e.Clients.Mapper.ResourceFor(gr.WithVersion("")); err != nil {
+			return gvr, fmt.Errorf("the API server does not serve %s: %w", gr, err)
+		}
+	}
+	return gvr, nil
+}
+
 // operatorReconciled: the custom object args.name in args.namespace, of args.resource (plural.group), is
 // reconciled by its operator, which Kubernetes shows in three places: its status reports the current
 // generation observed and a Ready condition that is True, and the Deployment of the same name is controlled by
@@ -24,12 +37,9 @@ func init() {
 func operatorReconciled(ctx context.Context, e Env, args map[string]string) Result {
 	ns, name := args["namespace"], args["name"]
 	gr := schema.ParseGroupResource(args["resource"])
-	gvr, err := e.Clients.Mapper.ResourceFor(gr.WithVersion(""))
+	gvr, err := e.served(gr)
 	if err != nil {
-		e.Clients.Mapper.Reset()
-		if gvr, err = e.Clients.Mapper.ResourceFor(gr.WithVersion("")); err != nil {
-			return e.fail("the API server does not serve %s: %v", gr, err)
-		}
+		return e.fail("%v", err)
 	}
 	o, err := e.Clients.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {

@@ -28,6 +28,10 @@ import (
 	"k8s.io/client-go/rest"
 )
 
+// DefaultInterval is the period lab runs its operator with; the grader waits a few of them for a repaired
+// operator to act.
+const DefaultInterval = 2 * time.Second
+
 // Options say what the operator reconciles and who it is.
 type Options struct {
 	// Resource is the custom resource as plural.version.group ("webapps.v1.platform.example.com").

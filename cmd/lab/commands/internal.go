@@ -2,7 +2,6 @@ package commands
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -41,7 +40,7 @@ func newOperatorCmd() *cobra.Command {
 	}
 	c.Flags().StringVar(&o.Resource, "resource", "", "custom resource to reconcile, as plural.version.group")
 	c.Flags().StringVar(&o.Name, "name", "lab-operator", "field manager and managed-by label")
-	c.Flags().DurationVar(&o.Interval, "interval", 2*time.Second, "how often every object is reconciled")
+	c.Flags().DurationVar(&o.Interval, "interval", operator.DefaultInterval, "how often every object is reconciled")
 	return c
 }
 
