@@ -31,22 +31,18 @@ func (b *Bench) warm(ctx context.Context, cat *scenarios.Catalog, cluster string
 				}
 			}
 			if err := b.status.Step(fmt.Sprintf("%s run %d/%d", id, i+1, b.o.Runs), func() error {
-				before, err := sampleUsage(ctx, cluster)
-				if err != nil {
-					return err
-				}
 				took, _, err := b.lab(ctx, cluster, "start", id, "--seed", fmt.Sprint(i+1))
 				if err != nil {
 					return err
 				}
 				starts = append(starts, seconds(took))
-				// Started, the components a scenario installs (metrics-server, a Gateway controller) run beside
-				// the cluster's own; the difference leaves out what earlier scenarios left in the page cache.
-				after, err := sampleUsage(ctx, cluster)
+				// Started is when the components a scenario installs (metrics-server, a Gateway controller)
+				// run beside the cluster's own.
+				u, err := sampleUsage(ctx, cluster)
 				if err != nil {
 					return err
 				}
-				mem = append(mem, after.memMiB-before.memMiB)
+				mem = append(mem, u.memMiB)
 				inst, err := b.current(ctx, cluster, sc)
 				if err != nil {
 					return err
@@ -74,7 +70,7 @@ func (b *Bench) warm(ctx context.Context, cat *scenarios.Catalog, cluster string
 			}
 		}
 		b.report.add(id+": start until the symptom is observed", "s", starts)
-		b.report.add(id+": cluster memory the start added, its components included", "MiB", mem)
+		b.report.add(id+": cluster memory once started, its components included", "MiB", mem)
 		b.report.add(id+": check right after the reference solution", "s", fixed)
 		b.report.add(id+": check on a fixed cluster", "s", checks)
 		if len(wrong) > 0 {
