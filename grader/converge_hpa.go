@@ -8,23 +8,31 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// metricsWindow is how long a HorizontalPodAutoscaler takes to act on new Pods: metrics-server's first two
-// scrapes of them (a CPU rate needs two, 15 s apart) and the autoscaler's next sync (every 15 s), with slack.
-const metricsWindow = 40 * time.Second
+// metricsWindow is how long a HorizontalPodAutoscaler takes to act on new Pods: metrics-server's first
+// samples of them (a CPU rate needs two scrapes, 15 s apart), the first the autoscaler accepts being taken
+// after the Pod became Ready (43 s after it, seen here), and the autoscaler's next sync (every 15 s).
+const metricsWindow = 60 * time.Second
+
+// firstSync is how long the autoscaler controller takes to compute a new HorizontalPodAutoscaler's metrics for
+// the first time: it syncs each one every 15 s (its first condition appeared 14 s after creation, seen here).
+const firstSync = 20 * time.Second
 
 // autoscalersWaiting waits for a HorizontalPodAutoscaler that cannot scale yet while what it reads may still
-// change by itself: its spec not observed (where the autoscaler reports the generation it observed), or Pods of
+// change by itself: a new one not synced yet, its spec not observed (where the autoscaler reports the generation it observed), or Pods of
 // its namespace that became Ready less than metricsWindow ago, whose metrics it has not read yet.
 func (v *view) autoscalersWaiting(since time.Time) []Waiting {
 	var w []Waiting
 	for _, h := range v.autoscalers {
 		reason := "no ScalingActive condition yet"
+		name := "horizontalpodautoscaler/" + h.Name
 		if c := scalingActive(h); c != nil && c.Status == corev1.ConditionTrue {
 			continue
 		} else if c != nil {
 			reason = c.Reason
+		} else {
+			w = append(w, Waiting{Key: "hpa/" + h.Namespace + "/" + h.Name + "|new", What: name + ": the autoscaler has not computed its metrics yet (it syncs every 15 s)",
+				Until: h.CreationTimestamp.Add(firstSync)})
 		}
-		name := "horizontalpodautoscaler/" + h.Name
 		if h.Status.ObservedGeneration != nil && *h.Status.ObservedGeneration < h.Generation {
 			w = append(w, Waiting{Key: "hpa/" + h.Namespace + "/" + h.Name + "|gen", What: name + ": the autoscaler has not observed the latest spec yet",
 				Until: since.Add(20 * time.Second)})

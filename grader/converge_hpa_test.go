@@ -33,3 +33,19 @@ func TestAutoscalersWaitForMetricsOfNewPods(t *testing.T) {
 		t.Errorf("an active autoscaler is waited for: %+v", w)
 	}
 }
+
+// A new autoscaler is waited for until the controller's first sync could have computed it, even on Pods Ready
+// long ago.
+func TestNewAutoscalerWaitsForItsFirstSync(t *testing.T) {
+	now := time.Now()
+	hpa := autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", CreationTimestamp: metav1.NewTime(now.Add(-5 * time.Second))}}
+	v := &view{autoscalers: []autoscalingv2.HorizontalPodAutoscaler{hpa}}
+	w := (&convergence{}).still(v.autoscalersWaiting(now), now)
+	if len(w) != 1 || !w[0].Until.Equal(hpa.CreationTimestamp.Add(firstSync)) {
+		t.Fatalf("an autoscaler created 5 s ago: %+v, want a wait until %s after its creation", w, firstSync)
+	}
+	v.autoscalers[0].CreationTimestamp = metav1.NewTime(now.Add(-time.Minute))
+	if w := (&convergence{}).still(v.autoscalersWaiting(now), now); len(w) != 0 {
+		t.Errorf("an autoscaler created a minute ago with no condition is still waited for: %+v", w)
+	}
+}
