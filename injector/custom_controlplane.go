@@ -106,15 +106,7 @@ func (i *Injector) revertStaticPod(ctx context.Context, p *StaticPodPrior) error
 	if err != nil {
 		return err
 	}
-	restored := func(timeout time.Duration) error {
-		return kube.Poll(ctx, time.Second, timeout, func(ctx context.Context) (bool, error) {
-			pods, err := staticPods(ctx, n, p.Component)
-			if err != nil {
-				return false, nil
-			}
-			return slices.ContainsFunc(pods, func(sp staticPod) bool { return sp.uid == p.UID && sp.running }), nil
-		})
-	}
+	restored := func(timeout time.Duration) error { return staticPodRuns(ctx, n, p.Component, p.UID, timeout) }
 	if err := stopOtherThan(ctx, n, p.Component, p.UID); err != nil {
 		return err
 	}
@@ -146,6 +138,14 @@ func (i *Injector) revertStaticPod(ctx context.Context, p *StaticPodPrior) error
 		return err
 	}
 	return i.hearNodes(ctx, back)
+}
+
+// staticPodRuns waits up to timeout until the Pod uid of component runs on n.
+func staticPodRuns(ctx context.Context, n nodes.Node, component, uid string, timeout time.Duration) error {
+	return kube.Poll(ctx, time.Second, timeout, func(ctx context.Context) (bool, error) {
+		pods, err := staticPods(ctx, n, component)
+		return err == nil && slices.ContainsFunc(pods, func(sp staticPod) bool { return sp.uid == uid && sp.running }), nil
+	})
 }
 
 // restartedSince says whether the kubelet on n is known to have started after t.

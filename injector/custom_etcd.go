@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 	"sigs.k8s.io/yaml"
 
-	"github.com/cka-lab/lab/internal/kube"
 	"github.com/cka-lab/lab/internal/node"
 	"github.com/cka-lab/lab/internal/tools"
 )
@@ -107,7 +106,7 @@ func (i *Injector) revertEtcdData(ctx context.Context, p *EtcdDataPrior) error {
 	if err != nil {
 		return err
 	}
-	manifest, err := node.Run(ctx, n, "sh", "-c", `cat "$1" 2>/dev/null; true`, "sh", etcdManifest)
+	manifest, _, err := node.ReadFile(ctx, n, etcdManifest)
 	if err != nil {
 		return err
 	}
@@ -158,11 +157,7 @@ func (i *Injector) moveEtcdData(ctx context.Context, n nodes.Node, p *EtcdDataPr
 	if _, err := node.Run(ctx, n, "systemctl", "start", "kubelet"); err != nil {
 		return fmt.Errorf("start the kubelet on %s: %w", n, err)
 	}
-	err := kube.Poll(ctx, time.Second, staticPodRestart, func(ctx context.Context) (bool, error) {
-		pods, err := staticPods(ctx, n, "etcd")
-		return err == nil && slices.ContainsFunc(pods, func(sp staticPod) bool { return sp.uid == p.UID && sp.running }), nil
-	})
-	if err != nil {
+	if err := staticPodRuns(ctx, n, "etcd", p.UID, staticPodRestart); err != nil {
 		return fmt.Errorf("etcd on %s did not start on its restored data: %w", n, err)
 	}
 	return nil
