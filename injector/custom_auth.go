@@ -18,21 +18,15 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"k8s.io/client-go/util/keyutil"
 
 	"github.com/cka-lab/lab/internal/node"
+	"github.com/cka-lab/lab/internal/pki"
 )
 
 func init() {
 	Register("userKubeconfig", userKubeconfig)
 	Register("certificateExpiresSoon", certificateExpiresSoon)
 }
-
-// Where kubeadm keeps the cluster CA on a control-plane node.
-const (
-	clusterCACert = "/etc/kubernetes/pki/ca.crt"
-	clusterCAKey  = "/etc/kubernetes/pki/ca.key"
-)
 
 // userKubeconfig writes a kubeconfig for a user with a client certificate onto a control-plane node, as an
 // admin hands one out, broken in the way args.fault says:
@@ -52,17 +46,25 @@ func userKubeconfig(ctx context.Context, i *Injector, args map[string]string) er
 	if err != nil {
 		return err
 	}
-	caPEM, err := node.Run(ctx, n, "cat", clusterCACert)
+	caPEM, err := node.Run(ctx, n, "cat", pki.CACertPath)
 	if err != nil {
 		return fmt.Errorf("read the cluster CA: %w", err)
 	}
-	signer, signerKey, err := caFor(ctx, i, args)
+	signer, err := caFor(ctx, i, args)
 	if err != nil {
 		return err
 	}
-	certPEM, keyPEM, err := clientCert(args["user"], args["group"], signer, signerKey, args["fault"] == "expired")
+	var groups []string
+	if args["group"] != "" {
+		groups = []string{args["group"]}
+	}
+	notBefore, notAfter := time.Now().Add(-time.Hour), time.Now().Add(365*24*time.Hour)
+	if args["fault"] == "expired" {
+		notBefore, notAfter = time.Now().Add(-30*24*time.Hour), time.Now().Add(-24*time.Hour)
+	}
+	certPEM, keyPEM, err := pki.ClientCert(signer, args["user"], groups, notBefore, notAfter)
 	if err != nil {
-		return fmt.Errorf("issue a certificate for %s: %w", args["user"], err)
+		return err
 	}
 	cfg, err := kubeconfigFor(args, []byte(caPEM), certPEM, keyPEM)
 	if err != nil {
@@ -83,11 +85,11 @@ func userKubeconfig(ctx context.Context, i *Injector, args map[string]string) er
 
 // caFor returns the CA that signs the user's certificate: the cluster's own, or for fault foreignCA a new one
 // that also calls itself "kubernetes", as a CA of another cluster does.
-func caFor(ctx context.Context, i *Injector, args map[string]string) (*x509.Certificate, crypto.Signer, error) {
+func caFor(ctx context.Context, i *Injector, args map[string]string) (*pki.CA, error) {
 	if args["fault"] == "foreignCA" {
 		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		tmpl := &x509.Certificate{
 			Subject:   pkix.Name{CommonName: "kubernetes"},
@@ -97,71 +99,16 @@ func caFor(ctx context.Context, i *Injector, args map[string]string) (*x509.Cert
 		}
 		der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 		if err != nil {
-			return nil, nil, fmt.Errorf("self-sign a foreign CA: %w", err)
+			return nil, fmt.Errorf("self-sign a foreign CA: %w", err)
 		}
 		ca, err := x509.ParseCertificate(der)
-		return ca, key, err
+		return &pki.CA{Cert: ca, Key: key}, err
 	}
 	n, err := i.node(args["node"])
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	certPEM, err := node.Run(ctx, n, "cat", clusterCACert)
-	if err != nil {
-		return nil, nil, err
-	}
-	keyPEM, err := node.Run(ctx, n, "cat", clusterCAKey)
-	if err != nil {
-		return nil, nil, err
-	}
-	block, _ := pem.Decode([]byte(certPEM))
-	if block == nil {
-		return nil, nil, fmt.Errorf("%s on %s holds no PEM certificate", clusterCACert, n)
-	}
-	ca, err := x509.ParseCertificate(block.Bytes)
-	if err != nil {
-		return nil, nil, fmt.Errorf("parse %s: %w", clusterCACert, err)
-	}
-	key, err := keyutil.ParsePrivateKeyPEM([]byte(keyPEM))
-	if err != nil {
-		return nil, nil, fmt.Errorf("parse %s: %w", clusterCAKey, err)
-	}
-	signer, ok := key.(crypto.Signer)
-	if !ok {
-		return nil, nil, fmt.Errorf("%s is a %T, not a signing key", clusterCAKey, key)
-	}
-	return ca, signer, nil
-}
-
-// clientCert issues a client certificate for user (and group) under ca.
-func clientCert(user, group string, ca *x509.Certificate, caKey crypto.Signer, expired bool) (certPEM, keyPEM []byte, err error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
-	subject := pkix.Name{CommonName: user}
-	if group != "" {
-		subject.Organization = []string{group}
-	}
-	notBefore, notAfter := time.Now().Add(-time.Hour), time.Now().Add(365*24*time.Hour)
-	if expired {
-		notBefore, notAfter = time.Now().Add(-30*24*time.Hour), time.Now().Add(-24*time.Hour)
-	}
-	tmpl := &x509.Certificate{
-		Subject: subject, NotBefore: notBefore, NotAfter: notAfter,
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		return nil, nil, err
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
+	return pki.ClusterCA(ctx, n)
 }
 
 // kubeconfigFor builds the user's kubeconfig: one cluster, one user, one context, plus what fault breaks.
@@ -225,11 +172,11 @@ func certificateExpiresSoon(ctx context.Context, i *Injector, args map[string]st
 	if err != nil {
 		return fmt.Errorf("parse %s: %w", file, err)
 	}
-	ca, caKey, err := caFor(ctx, i, map[string]string{"node": args["node"]})
+	ca, err := caFor(ctx, i, map[string]string{"node": args["node"]})
 	if err != nil {
 		return err
 	}
-	certPEM, err = reissue(old, ca, caKey, time.Now().Add(time.Duration(days)*24*time.Hour))
+	certPEM, err = reissue(old, ca.Cert, ca.Key, time.Now().Add(time.Duration(days)*24*time.Hour))
 	if err != nil {
 		return fmt.Errorf("re-issue %s: %w", file, err)
 	}

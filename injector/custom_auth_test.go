@@ -38,33 +38,6 @@ func testCA(t *testing.T) (*x509.Certificate, *ecdsa.PrivateKey, []byte) {
 	return ca, key, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
 
-func TestClientCert(t *testing.T) {
-	ca, key, _ := testCA(t)
-	for _, expired := range []bool{false, true} {
-		certPEM, keyPEM, err := clientCert("dev-anna", "team-web", ca, key, expired)
-		if err != nil {
-			t.Fatal(err)
-		}
-		block, _ := pem.Decode(certPEM)
-		cert, err := x509.ParseCertificate(block.Bytes)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cert.Subject.CommonName != "dev-anna" || len(cert.Subject.Organization) != 1 || cert.Subject.Organization[0] != "team-web" {
-			t.Errorf("subject %v, want CN=dev-anna O=team-web", cert.Subject)
-		}
-		roots := x509.NewCertPool()
-		roots.AddCert(ca)
-		_, verr := cert.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
-		if expired != (verr != nil) {
-			t.Errorf("expired=%v: verify error %v", expired, verr)
-		}
-		if p, _ := pem.Decode(keyPEM); p == nil || p.Type != "EC PRIVATE KEY" {
-			t.Errorf("key PEM %q", keyPEM)
-		}
-	}
-}
-
 func TestKubeconfigFor(t *testing.T) {
 	_, _, caPEM := testCA(t)
 	base := map[string]string{"node": "lab-control-plane", "user": "ops-li", "cluster": "lab", "namespace": "ops", "badPort": "6444"}
