@@ -36,6 +36,7 @@ type examStatus struct {
 	Questions []struct {
 		Scenario string            `json:"scenario"`
 		Weight   int               `json:"weight"`
+		Host     string            `json:"host"`
 		Flagged  bool              `json:"flagged"`
 		Seed     int64             `json:"seed"`
 		Values   map[string]string `json:"values"`
@@ -147,10 +148,19 @@ var _ = Describe("the learner's tools", Ordered, Label("learner"), func() {
 		Expect(st.Questions[1].Scenario).To(Equal(probe.ID))
 		Expect(st.Questions[1].Flagged).To(BeTrue())
 
-		By("fixing only the readiness question with its reference solution")
+		By("giving each question its own host, reached by ssh with the host's own identity")
+		host := st.Questions[1].Host
+		Expect(host).To(MatchRegexp(`^cka\d{4}$`))
+		Expect(st.Questions[0].Host).NotTo(Equal(host))
+		whoami := lab.MustRun(ctx, "ssh", host, "--", "kubectl auth whoami -o jsonpath={.status.userInfo.username}")
+		Expect(whoami.Stdout).To(Equal("candidate@" + host))
+
+		By("fixing only the readiness question with its reference solution, on its host")
 		inst, err := probe.WithValues(st.Questions[1].Seed, st.Questions[1].Values)
 		Expect(err).NotTo(HaveOccurred())
-		shell(ctx, inst.Solution)
+		for _, step := range inst.Solution {
+			lab.MustRun(ctx, "ssh", host, "--", step)
+		}
 
 		By("grading both at once")
 		junit := filepath.Join(GinkgoT().TempDir(), "exam.xml")
@@ -173,6 +183,7 @@ var _ = Describe("the learner's tools", Ordered, Label("learner"), func() {
 		r = lab.MustRun(ctx, "exam", "stop")
 		Expect(r.Stderr).To(ContainSubstring("matches its baseline"))
 		Expect(lab.Run(ctx, "exam", "status").Stderr).To(ContainSubstring("no exam on cluster"))
+		Expect(lab.Run(ctx, "ssh", host, "--", "true").Code).NotTo(Equal(0), "the exam's hosts end with it")
 	}, SpecTimeout(10*time.Minute))
 })
 

@@ -5,10 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
+
+	nodeutils "sigs.k8s.io/kind/pkg/cluster/nodeutils"
 
 	"github.com/cka-lab/lab/grader"
 	"github.com/cka-lab/lab/internal/exam"
+	"github.com/cka-lab/lab/internal/examhost"
+	"github.com/cka-lab/lab/internal/pki"
 	"github.com/cka-lab/lab/internal/session/baseline"
 	"github.com/cka-lab/lab/internal/state"
 	"github.com/cka-lab/lab/internal/state/history"
@@ -47,8 +52,10 @@ type ExamQuestion struct {
 	Seed     int64             `json:"seed"`
 	Values   map[string]string `json:"values"`
 	Weight   int               `json:"weight"`
-	Flagged  bool              `json:"flagged"`
-	Spent    time.Duration     `json:"spent"`
+	// Host is the exam host the question is solved on (empty in records from before hosts).
+	Host    string        `json:"host,omitempty"`
+	Flagged bool          `json:"flagged"`
+	Spent   time.Duration `json:"spent"`
 }
 
 // Deadline is when the exam's time runs out.
@@ -153,11 +160,17 @@ func (s *Session) StartExam(ctx context.Context, o ExamOptions) (*Exam, []*scena
 	}
 	now := time.Now().UTC()
 	e := &Exam{V: ExamVersion, ID: now.Format("20060102T150405Z"), Seed: o.Seed, Phase: PhaseStarting, Created: now, Duration: o.Duration}
-	for _, inst := range insts {
-		e.Questions = append(e.Questions, ExamQuestion{Scenario: inst.ID, Seed: inst.Seed, Values: inst.Values, Weight: inst.Weight})
+	hosts := examhost.Names(o.Seed, len(insts))
+	for i, inst := range insts {
+		e.Questions = append(e.Questions, ExamQuestion{Scenario: inst.ID, Seed: inst.Seed, Values: inst.Values, Weight: inst.Weight, Host: hosts[i]})
 	}
 	if err := s.SaveExam(e); err != nil {
 		return nil, nil, err
+	}
+	if err := s.Status.Step(fmt.Sprintf("Preparing %d exam hosts", len(hosts)), func() error { return s.prepareHosts(ctx, hosts) }); err != nil {
+		e.Phase, e.Error = PhaseFailed, err.Error()
+		err = withFailureSaved(err, func() error { return s.SaveExam(e) })
+		return nil, nil, fmt.Errorf("prepare the exam's hosts: %w (run `lab exam stop` to restore the cluster)", err)
 	}
 	for i, inst := range insts {
 		s.Status.Info("Question %d/%d: %s (%s)", i+1, len(insts), inst.ID, inst.Stage)
@@ -319,5 +332,88 @@ func (s *Session) stopExam(ctx context.Context) ([]baseline.Residue, error) {
 	return nil, s.forgetExam()
 }
 
-// forgetExam removes the exam record, leaving the cluster as it is.
-func (s *Session) forgetExam() error { return s.Store.Remove(s.Cluster.Name, examFile) }
+// forgetExam removes the exam record and its hosts, leaving the cluster as it is.
+func (s *Session) forgetExam() error {
+	if err := s.ExamHosts().Remove(); err != nil {
+		return err
+	}
+	if err := s.Store.Remove(s.Cluster.Name, warningsFile); err != nil {
+		return err
+	}
+	return s.Store.Remove(s.Cluster.Name, examFile)
+}
+
+// ExamHosts are the hosts of the cluster's exam.
+func (s *Session) ExamHosts() examhost.Hosts { return ExamHostsOf(s.Store, s.Cluster.Name) }
+
+// ExamHostsOf are the hosts of cluster's exam; reading them needs no cluster.
+func ExamHostsOf(st *state.Store, cluster string) examhost.Hosts {
+	return examhost.Hosts{Dir: filepath.Join(st.ClusterDir(cluster), "exam-hosts")}
+}
+
+// prepareHosts gives every host an identity under the cluster's CA and a shell whose ssh calls this lab back
+// for this cluster.
+func (s *Session) prepareHosts(ctx context.Context, hosts []string) error {
+	ns, err := s.Cluster.Nodes()
+	if err != nil {
+		return err
+	}
+	cps, err := nodeutils.SelectNodesByRole(ns, "control-plane")
+	if err != nil || len(cps) == 0 {
+		return fmt.Errorf("no control-plane node to read the cluster CA from: %v", err)
+	}
+	ca, err := pki.ClusterCA(ctx, cps[0])
+	if err != nil {
+		return err
+	}
+	root, err := filepath.Abs(s.Store.Root())
+	if err != nil {
+		return err
+	}
+	setup := examhost.Setup{
+		Server: s.Cluster.Config.Host, CA: ca, Lab: s.Self,
+		Env: []string{"LAB_STATE_DIR=" + root, "LAB_CLUSTER=" + s.Cluster.Name},
+	}
+	return s.ExamHosts().Prepare(ctx, setup, hosts)
+}
+
+// warningsFile records which time warnings an exam has given, apart from the exam's record: the warning is
+// given by whichever lab command runs first after its time, without the cluster's lock, and a race between
+// two of them costs at most a repeated warning.
+const warningsFile = "exam-warnings.json"
+
+// Warnings are the minutes left at which the exam warns, as the exam's proctor does.
+var Warnings = []int{30, 15, 5}
+
+type examWarnings struct {
+	Exam   string `json:"exam"`
+	Warned []int  `json:"warned"`
+}
+
+// DueWarning returns the minutes-left warning that cluster's exam e has reached at now and not given yet, and
+// records it as given (with every earlier one); 0 when none is due. A warning longer than the exam itself is
+// never given.
+func DueWarning(st *state.Store, cluster string, e *Exam, now time.Time) (int, error) {
+	if !e.Running() {
+		return 0, nil
+	}
+	var w examWarnings
+	if err := st.Read(cluster, warningsFile, &w); err != nil && !errors.Is(err, state.ErrNotFound) {
+		return 0, err
+	}
+	if w.Exam != e.ID {
+		w = examWarnings{Exam: e.ID}
+	}
+	due := 0
+	for _, m := range Warnings {
+		at := time.Duration(m) * time.Minute
+		if e.Duration > at && e.Left(now) <= at && !slices.Contains(w.Warned, m) {
+			w.Warned = append(w.Warned, m)
+			due = m
+		}
+	}
+	if due == 0 {
+		return 0, nil
+	}
+	return due, st.Write(cluster, warningsFile, w)
+}

@@ -82,3 +82,30 @@ func TestFailureSavedOrSaid(t *testing.T) {
 		t.Errorf("not saved: %v, want both the failure and why it was not recorded", err)
 	}
 }
+
+func TestDueWarning(t *testing.T) {
+	st := state.At(filepath.Join(t.TempDir(), "state"))
+	t0 := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	e := newExam(t0, 2*time.Hour, 2)
+	e.ID = "first"
+	for _, step := range []struct {
+		at   time.Duration
+		want int
+	}{
+		{10 * time.Minute, 0},
+		{90 * time.Minute, 30}, // 30 left
+		{91 * time.Minute, 0},  // given once
+		{117 * time.Minute, 5}, // 3 left: the 15-minute warning was missed, only the latest is given
+		{118 * time.Minute, 0},
+	} {
+		got, err := DueWarning(st, "lab", e, t0.Add(step.at))
+		if err != nil || got != step.want {
+			t.Errorf("at %s: warning %d (%v), want %d", step.at, got, err, step.want)
+		}
+	}
+	short := newExam(t0, 20*time.Minute, 1)
+	short.ID = "second"
+	if got, _ := DueWarning(st, "lab", short, t0.Add(6*time.Minute)); got != 15 {
+		t.Errorf("a 20-minute exam 6 minutes in: warning %d, want 15 (never 30, and a new exam starts afresh)", got)
+	}
+}

@@ -45,7 +45,7 @@ during an exam.`,
 	c.Flags().Int64Var(&o.Seed, "seed", 0, "seed for the choice of questions and their variants (random when unset)")
 	c.Flags().StringSliceVar(&o.only, "scenarios", nil, "exactly these scenarios, in this order (comma-separated ids)")
 	c.AddCommand(newExamMoveCmd(f, "next", 1), newExamMoveCmd(f, "prev", -1), newExamFlagCmd(f), newExamStatusCmd(f),
-		newExamGradeCmd(f), newExamStopCmd(f))
+		newExamGradeCmd(f), newExamStopCmd(f), newExamShellCmd(f), newExamRemindCmd(f))
 	return c
 }
 
@@ -204,6 +204,36 @@ func newExamFlagCmd(f *Factory) *cobra.Command {
 			}
 			fmt.Fprintf(f.Out, "Question %d %s.\n", i+1, map[bool]string{true: "flagged", false: "unflagged"}[e.Questions[i].Flagged])
 			return nil
+		},
+	}
+}
+
+func newExamShellCmd(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "shell",
+		Short: "Open the exam's terminal: ssh <host> from there reaches a question's host, as in the exam",
+		Long: `shell opens the exam's terminal, a bash whose ssh reaches the exam's hosts (each question names the
+host it is solved on) and the cluster's nodes. On a host, kubectl (and its alias k, with completion) works
+with that host's kubeconfig; a change made from another host is graded as the exam grades it.`,
+		Example: "  lab exam shell\n  ssh cka1024",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := f.Store()
+			if err != nil {
+				return err
+			}
+			e, err := session.ReadExam(st, f.ClusterName)
+			if err != nil {
+				return err
+			}
+			if e == nil {
+				return fmt.Errorf("no exam on cluster %s: start one with `lab exam`", f.ClusterName)
+			}
+			argv, env, err := session.ExamHostsOf(st, f.ClusterName).Shell("", nil)
+			if err != nil {
+				return fmt.Errorf("%w: this exam has no hosts (started by an older lab); use `lab ssh <node>` and the cluster's kubeconfig", err)
+			}
+			return runShell(f, cmd, argv, env, true)
 		},
 	}
 }

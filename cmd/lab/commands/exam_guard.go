@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cka-lab/lab/internal/session"
+	"github.com/cka-lab/lab/internal/state"
 )
 
 // soloCommands act on one practice attempt: during an exam they would reset the exam's cluster, or give away
@@ -59,6 +60,7 @@ func examGuard(f *Factory, cmd *cobra.Command) error {
 		return fmt.Errorf("the exam on cluster %s could not be graded: run `lab exam grade`", f.ClusterName)
 	}
 	fmt.Fprintln(f.ErrOut, paint(f.ErrOut, color.Faint)(fmt.Sprintf("exam: %s left, question %d/%d", clock(e.Left(now)), e.Current+1, len(e.Questions))))
+	remind(f, st, e, now)
 	if solo {
 		return fmt.Errorf("an exam is running on cluster %s: `lab %s` is not available in an exam; %s", f.ClusterName, top, why)
 	}
@@ -108,4 +110,35 @@ func hidden(cmd *cobra.Command) bool {
 		}
 	}
 	return false
+}
+
+// remind prints the proctor's warning when the exam has just reached 30, 15 or 5 minutes left.
+func remind(f *Factory, st *state.Store, e *session.Exam, now time.Time) {
+	m, err := session.DueWarning(st, f.ClusterName, e, now)
+	if err != nil {
+		fmt.Fprintf(f.ErrOut, "warning: %v\n", err)
+	}
+	if m > 0 {
+		fmt.Fprintln(f.ErrOut, paint(f.ErrOut, color.Bold, color.FgYellow)(fmt.Sprintf("Attention: %d minutes left in the exam.", m)))
+	}
+}
+
+// newExamRemindCmd is what the exam's shells run before each prompt: the proctor's warning when one is due,
+// nothing otherwise.
+func newExamRemindCmd(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:    "remind",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			st, err := f.Store()
+			if err != nil {
+				return nil
+			}
+			if e, err := session.ReadExam(st, f.ClusterName); err == nil && e != nil {
+				remind(f, st, e, time.Now())
+			}
+			return nil
+		},
+	}
 }

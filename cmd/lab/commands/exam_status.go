@@ -21,6 +21,7 @@ type examQuestionJSON struct {
 	Scenario string            `json:"scenario"`
 	Title    string            `json:"title"`
 	Weight   int               `json:"weight"`
+	Host     string            `json:"host,omitempty"`
 	Flagged  bool              `json:"flagged"`
 	Current  bool              `json:"current"`
 	Seconds  float64           `json:"seconds"`
@@ -95,7 +96,7 @@ func statusJSON(cluster string, e *session.Exam, insts []*scenarios.Instance, re
 		out.LeftSeconds = e.Left(now).Seconds()
 	}
 	for i, q := range e.Questions {
-		out.Questions = append(out.Questions, examQuestionJSON{i + 1, q.Scenario, insts[i].Title, q.Weight, q.Flagged, i == e.Current,
+		out.Questions = append(out.Questions, examQuestionJSON{i + 1, q.Scenario, insts[i].Title, q.Weight, q.Host, q.Flagged, i == e.Current,
 			e.SpentOn(i, now).Seconds(), q.Seed, q.Values})
 	}
 	return out
@@ -116,7 +117,7 @@ func printExamTable(w io.Writer, e *session.Exam, insts []*scenarios.Instance, n
 		fmt.Fprintf(w, "Question %d/%d, %s left\n", e.Current+1, len(e.Questions), clock(e.Left(now)))
 	}
 	t := newTable(w)
-	t.AppendHeader(row("", "#", "WEIGHT", "FLAG", "TIME", "TITLE"))
+	t.AppendHeader(row("", "#", "HOST", "WEIGHT", "FLAG", "TIME", "TITLE"))
 	for i, q := range e.Questions {
 		cur, flag := "", ""
 		if i == e.Current {
@@ -125,7 +126,7 @@ func printExamTable(w io.Writer, e *session.Exam, insts []*scenarios.Instance, n
 		if q.Flagged {
 			flag = "flagged"
 		}
-		t.AppendRow(row(cur, i+1, fmt.Sprintf("%d%%", q.Weight), flag, clock(e.SpentOn(i, now)), insts[i].Title))
+		t.AppendRow(row(cur, i+1, orDash(q.Host), fmt.Sprintf("%d%%", q.Weight), flag, clock(e.SpentOn(i, now)), insts[i].Title))
 	}
 	t.Render()
 }
@@ -143,9 +144,13 @@ func printQuestion(w io.Writer, e *session.Exam, insts []*scenarios.Instance, ku
 	fmt.Fprintf(w, "\n%s\n", rule)
 	fmt.Fprintf(w, "%s  %s\n", bold(fmt.Sprintf("Question %d/%d", i+1, len(e.Questions))), inst.Title)
 	fmt.Fprintf(w, "Weight %d%%%s  ·  %s left\n", e.Questions[i].Weight, flag, clock(e.Left(time.Now())))
-	fmt.Fprintf(w, "Use the lab cluster:  export KUBECONFIG=%s\n", kubeconfig)
+	if host := e.Questions[i].Host; host != "" {
+		fmt.Fprintf(w, "Solve this question on host %s:  ssh %s  (in the exam's terminal, `lab exam shell`; or `lab ssh %s`)\n", bold(host), host, host)
+	} else {
+		fmt.Fprintf(w, "Use the lab cluster:  export KUBECONFIG=%s\n", kubeconfig)
+	}
 	fmt.Fprintf(w, "%s\n\n%s\n%s\n", rule, strings.TrimSpace(inst.Task), rule)
-	fmt.Fprintf(w, "lab exam next · lab exam prev · lab exam flag · lab exam status · lab exam grade · lab ssh <node>\n\n")
+	fmt.Fprintf(w, "lab exam next · lab exam prev · lab exam flag · lab exam status · lab exam grade · lab exam shell\n\n")
 }
 
 func printReport(w io.Writer, rep *exam.Report) {
@@ -181,4 +186,12 @@ func clock(d time.Duration) string {
 		return fmt.Sprintf("%d:%02d:%02d", s/3600, s%3600/60, s%60)
 	}
 	return fmt.Sprintf("%d:%02d", s/60, s%60)
+}
+
+// orDash shows an empty cell as "-", as kubectl does.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"syscall"
@@ -9,17 +10,27 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cka-lab/lab/internal/docker"
+	"github.com/cka-lab/lab/internal/examhost"
+	"github.com/cka-lab/lab/internal/session"
 )
 
 func newSSHCmd(f *Factory) *cobra.Command {
-	return &cobra.Command{
-		Use:   "ssh NODE [-- COMMAND...]",
-		Short: "Open a shell on a node (like the exam's ssh), or run one command there",
+	c := &cobra.Command{
+		Use:   "ssh NODE|HOST [-- COMMAND...]",
+		Short: "Open a shell on a node or an exam's host (like the exam's ssh), or run one command there",
 		Example: `  lab ssh worker                       # lab-worker, interactive
   lab ssh lab-control-plane -- crictl ps
-  lab ssh worker -- systemctl status kubelet`,
+  lab ssh worker -- systemctl status kubelet
+  lab ssh cka1024 -- kubectl get nodes  # an exam question's host`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// Flags stop at NODE, so a "--" after it is lab's to drop, not part of the command.
+			if len(args) > 1 && args[1] == "--" {
+				args = append(args[:1], args[2:]...)
+			}
+			if done, err := sshExamHost(f, cmd, args[0], args[1:]); done {
+				return err
+			}
 			cl, err := f.Cluster(cmd.Context())
 			if err != nil {
 				return err
@@ -59,4 +70,50 @@ func newSSHCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
+	// Everything after NODE is the remote command, flags included, as ssh takes it: ssh cka1024 kubectl get pods -A.
+	c.Flags().SetInterspersed(false)
+	return c
+}
+
+// sshExamHost opens the shell of the running exam's host name, or runs command there, and says whether name
+// was one: the exam's hosts are names, not nodes, and need no cluster to reach.
+func sshExamHost(f *Factory, cmd *cobra.Command, name string, command []string) (bool, error) {
+	st, err := f.Store()
+	if err != nil {
+		return false, nil
+	}
+	argv, env, err := session.ExamHostsOf(st, f.ClusterName).Shell(name, command)
+	if errors.Is(err, examhost.ErrNoHost) || name == "" {
+		return false, nil
+	}
+	if err != nil {
+		return true, err
+	}
+	return true, runShell(f, cmd, argv, env, len(command) == 0)
+}
+
+// runShell runs a shell of the exam: in place of lab when it is interactive, so it owns the terminal as an
+// ssh session would, else as a command whose exit code lab passes on.
+func runShell(f *Factory, cmd *cobra.Command, argv, env []string, interactive bool) error {
+	bin, err := exec.LookPath(argv[0])
+	if err != nil {
+		return fmt.Errorf("the exam's shells need %s: %w", argv[0], err)
+	}
+	if interactive {
+		if !isTerminal(cmd.InOrStdin()) {
+			return errors.New("no terminal for an interactive shell: give a command, e.g. `lab ssh cka1024 -- kubectl get nodes`")
+		}
+		return syscall.Exec(bin, argv, os.Environ())
+	}
+	c := exec.CommandContext(cmd.Context(), bin, argv[1:]...)
+	c.Env = append(os.Environ(), env...)
+	c.Stdin, c.Stdout, c.Stderr = cmd.InOrStdin(), f.Out, f.ErrOut
+	if err := c.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return &ExitError{Code: ee.ExitCode(), Silent: true, Err: err}
+		}
+		return err
+	}
+	return nil
 }
