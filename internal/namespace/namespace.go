@@ -4,7 +4,9 @@ package namespace
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -13,7 +15,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 
 	"github.com/cka-lab/lab/internal/kube"
 )
@@ -53,7 +57,7 @@ func WaitGone(ctx context.Context, c *kube.Clients, names []string) error {
 	}
 	// Best effort: what lab cannot finish (discovery failing included) is left to the namespace controller,
 	// which the poll below waits for. One discovery serves every namespace of a revert.
-	if kinds, err := namespacedKinds(c); err == nil {
+	if kinds, err := namespacedKinds(ctx, c); err == nil {
 		var g errgroup.Group
 		for _, ns := range names {
 			g.Go(func() error { _ = finishNamespaceDeletion(ctx, c, kinds, ns); return nil })
@@ -162,13 +166,36 @@ func finishNamespaceDeletion(ctx context.Context, c *kube.Clients, kinds []schem
 	return nil
 }
 
-// namespacedKinds discovers the namespaced resources a namespace must be emptied of (deletableKinds).
-func namespacedKinds(c *kube.Clients) ([]schema.GroupVersionResource, error) {
+// namespacedKinds discovers the namespaced resources a namespace must be emptied of (deletableKinds). An
+// aggregated API that does not answer (a learner's APIService for a Service that is not there, a broken
+// metrics-server) keeps its objects in its own server, not in the cluster's etcd, so finalizing without it
+// orphans nothing: the kinds that did answer are enough. Any other failure is an error.
+func namespacedKinds(ctx context.Context, c *kube.Clients) ([]schema.GroupVersionResource, error) {
 	lists, err := c.Kube.Discovery().ServerPreferredNamespacedResources()
 	if err != nil {
-		return nil, fmt.Errorf("discover namespaced resources: %w", err)
+		var failed *discovery.ErrGroupDiscoveryFailed
+		if !errors.As(err, &failed) || !aggregated(ctx, c, slices.Collect(maps.Keys(failed.Groups))) {
+			return nil, fmt.Errorf("discover namespaced resources: %w", err)
+		}
 	}
 	return deletableKinds(lists)
+}
+
+var apiServices = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+
+// aggregated says whether every group version is served by an APIService that names a Service: another
+// server's API, not one the API server stores.
+func aggregated(ctx context.Context, c *kube.Clients, gvs []schema.GroupVersion) bool {
+	for _, gv := range gvs {
+		svc, err := c.Dynamic.Resource(apiServices).Get(ctx, gv.Version+"."+gv.Group, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		if _, ok, _ := unstructured.NestedMap(svc.Object, "spec", "service"); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // deletableKinds are the namespaced resources to empty a namespace of: those the namespace controller deletes too
