@@ -56,6 +56,27 @@ var tracked = []struct {
 	{schema.GroupVersionResource{Version: "v1", Resource: "resourcequotas"}, "ResourceQuota", true, true},
 	{schema.GroupVersionResource{Version: "v1", Resource: "limitranges"}, "LimitRange", true, true},
 	{schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, "PersistentVolumeClaim", true, false},
+	{schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}, "CustomResourceDefinition", false, false},
+	{schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}, "APIService", false, false},
+}
+
+// laterKinds were tracked after baselines were first recorded: a baseline that does not list its kinds was
+// taken without them, and its cluster's objects of these kinds are no residue (deleting every APIService that
+// an old baseline lacks would take the API server's own groups offline).
+var laterKinds = map[string]bool{"CustomResourceDefinition": true, "APIService": true}
+
+// covers says whether the baseline recorded objects of kind.
+func (s *Snapshot) covers(kind string) bool {
+	if len(s.Kinds) == 0 {
+		return !laterKinds[kind]
+	}
+	return slices.Contains(s.Kinds, kind)
+}
+
+// extra says whether live object k is one the baseline does not have, of a kind it recorded.
+func (s *Snapshot) extra(k string, o Object) bool {
+	_, ok := s.Objects[k]
+	return !ok && s.covers(o.Kind)
 }
 
 // extrasOnly kinds are compared for what was added only: the cluster deletes its own in time (approved
@@ -111,7 +132,9 @@ func taintStrings(ts []corev1.Taint) []string {
 
 // Snapshot is a cluster's baseline.
 type Snapshot struct {
-	Taken   time.Time         `json:"taken"`
+	Taken time.Time `json:"taken"`
+	// Kinds are the kinds of object recorded (missing from baselines taken before it was).
+	Kinds   []string          `json:"kinds,omitempty"`
 	Objects map[string]Object `json:"objects"`
 	Nodes   map[string]Node   `json:"nodes"`
 	// Files maps "node:path" to its sha256; Units "node:unit" to its state.
@@ -123,6 +146,9 @@ type Snapshot struct {
 // per round, so its cost is a reset's floor.
 func Take(ctx context.Context, c *kube.Clients, ns []nodes.Node) (*Snapshot, error) {
 	s := &Snapshot{Taken: time.Now().UTC(), Objects: map[string]Object{}, Nodes: map[string]Node{}, Files: map[string]string{}, Units: map[string]string{}}
+	for _, t := range tracked {
+		s.Kinds = append(s.Kinds, t.kind)
+	}
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	for _, t := range tracked {
@@ -274,7 +300,7 @@ func Diff(base, live *Snapshot) []Residue {
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(live.Objects)) {
-		if _, ok := base.Objects[k]; !ok {
+		if base.extra(k, live.Objects[k]) {
 			out = append(out, Residue{What: "extra", Target: k})
 		}
 	}

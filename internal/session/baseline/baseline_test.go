@@ -100,3 +100,25 @@ func TestClusterInfoSignaturesFollowTokens(t *testing.T) {
 		t.Errorf("a changed cluster-info kubeconfig is not a change")
 	}
 }
+
+func TestDiffOnlyKindsTheBaselineRecorded(t *testing.T) {
+	live := snap()
+	live.Objects["APIService v1beta1.metrics.k8s.io"] = Object{Kind: "APIService", Name: "v1beta1.metrics.k8s.io"}
+	live.Objects["CustomResourceDefinition backups.ops.example.com"] = Object{Kind: "CustomResourceDefinition", Name: "backups.ops.example.com"}
+	old := snap() // recorded before lab tracked APIServices and CRDs: it lists no kinds
+	if d := Diff(old, live); len(d) != 0 {
+		t.Errorf("an old baseline sees residue of kinds it never recorded: %v", d)
+	}
+	current := snap()
+	for _, k := range tracked {
+		current.Kinds = append(current.Kinds, k.kind)
+	}
+	var got []string
+	for _, r := range Diff(current, live) {
+		got = append(got, r.String())
+	}
+	want := []string{"extra APIService v1beta1.metrics.k8s.io", "extra CustomResourceDefinition backups.ops.example.com"}
+	if !slices.Equal(got, want) {
+		t.Errorf("residue %v, want %v", got, want)
+	}
+}

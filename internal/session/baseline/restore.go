@@ -30,13 +30,13 @@ func Restore(ctx context.Context, c *kube.Clients, base, live *Snapshot) error {
 	// Namespaces first: deleting one removes everything in it, which the per-object pass would do slowly.
 	for _, k := range slices.Sorted(maps.Keys(live.Objects)) {
 		o := live.Objects[k]
-		if _, ok := base.Objects[k]; !ok && o.Kind == "Namespace" {
+		if base.extra(k, o) && o.Kind == "Namespace" {
 			errs = append(errs, namespace.Delete(ctx, c, o.Name))
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(live.Objects)) {
 		o := live.Objects[k]
-		if _, ok := base.Objects[k]; ok || o.Kind == "Namespace" || o.Namespace != "" && !base.hasNamespace(o.Namespace) {
+		if !base.extra(k, o) || o.Kind == "Namespace" || o.Namespace != "" && !base.hasNamespace(o.Namespace) {
 			continue
 		}
 		if o.Kind == "PersistentVolume" && provisionerWillDelete(ctx, c, o.Name) {
