@@ -1,5 +1,6 @@
 // Package survive disturbs the cluster as a real one disturbs itself once a fix passes (the workloads' Pods
-// replaced, a node's kubelet or containerd restarted, a static Pod restarted), grades again and tells which
+// replaced, a node's kubelet or containerd restarted, a static Pod restarted, its boot-time sysctl settings
+// applied), grades again and tells which
 // disturbance undid which check: a fix made on a Pod or in a node's runtime state alone does not outlast them.
 package survive
 
@@ -19,12 +20,13 @@ type Kind string
 // The disturbances, in the order they run: the cheapest first, the one that takes a node away last.
 const (
 	DeletePods        Kind = "delete-pods"
+	ReapplySysctl     Kind = "reapply-sysctl"
 	RestartStaticPod  Kind = "restart-static-pod"
 	RestartContainerd Kind = "restart-containerd"
 	RestartKubelet    Kind = "restart-kubelet"
 )
 
-var order = []Kind{DeletePods, RestartStaticPod, RestartContainerd, RestartKubelet}
+var order = []Kind{DeletePods, ReapplySysctl, RestartStaticPod, RestartContainerd, RestartKubelet}
 
 // PodSet is the Pods a workload disturbance replaces: those of a namespace's controllers, or only those the
 // selector matches.
@@ -41,6 +43,8 @@ type Disturbance struct {
 	// Node is where the node disturbances act; Component the static Pod RestartStaticPod restarts.
 	Node      string
 	Component string
+	// Keys are the kernel parameters ReapplySysctl sets again from the node's boot-time configuration.
+	Keys []string
 }
 
 func (d Disturbance) String() string {
@@ -55,6 +59,8 @@ func (d Disturbance) String() string {
 			where = append(where, w)
 		}
 		return "delete the workloads' Pods in " + strings.Join(where, ", ")
+	case ReapplySysctl:
+		return fmt.Sprintf("apply the boot-time sysctl settings of %s on %s", strings.Join(d.Keys, ", "), d.Node)
 	case RestartStaticPod:
 		return fmt.Sprintf("restart the static Pod %s on %s", d.Component, d.Node)
 	case RestartContainerd:
@@ -85,7 +91,9 @@ func Choose(insts ...*scenarios.Instance) []Disturbance {
 		}
 		for _, f := range inst.Faults {
 			for _, d := range nodeDisturbances(f) {
-				if !slices.ContainsFunc(nodes, d.sameNodeAction) {
+				if i := slices.IndexFunc(nodes, d.sameNodeAction); i >= 0 {
+					nodes[i].Keys = union(nodes[i].Keys, d.Keys)
+				} else {
 					nodes = append(nodes, d)
 				}
 			}
@@ -103,6 +111,17 @@ func Choose(insts ...*scenarios.Instance) []Disturbance {
 		return a.Node+"/"+a.Component < b.Node+"/"+b.Component
 	})
 	return append(out, nodes...)
+}
+
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, k := range b {
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func (d Disturbance) sameNodeAction(o Disturbance) bool {
@@ -168,16 +187,24 @@ func podSetList(sets map[PodSet]bool) []PodSet {
 
 // nodeDisturbances are what a fault on a node calls for: the kubelet restarted on every node a fault touched
 // (a flag or file the kubelet reads at its start, a unit started by hand), containerd where the fault was
-// about it, and the static Pod whose manifest it changed.
+// about it, the static Pod whose manifest it changed, and the boot-time sysctl settings of the kernel
+// parameters it set (a value set with sysctl -w alone is gone at the next boot).
 func nodeDisturbances(f scenarios.Fault) []Disturbance {
 	var nodeName, unit, file, component string
+	var keys []string
 	switch {
 	case f.NodeFile != nil:
 		nodeName, file = f.NodeFile.Node, f.NodeFile.Path
+		if f.NodeFile.Write != nil && (strings.HasPrefix(file, sysctlDir) || file == sysctlConf) {
+			keys = sysctlKeys(*f.NodeFile.Write)
+		}
 	case f.NodeService != nil:
 		nodeName, unit = f.NodeService.Node, f.NodeService.Unit
 	case f.Custom != nil:
 		nodeName, component = f.Custom.Args["node"], f.Custom.Args["component"]
+		if f.Custom.Func == "sysctl" && f.Custom.Args["key"] != "" {
+			keys = []string{f.Custom.Args["key"]}
+		}
 	}
 	if nodeName == "" {
 		return nil
@@ -192,5 +219,36 @@ func nodeDisturbances(f scenarios.Fault) []Disturbance {
 	if component != "" {
 		out = append(out, Disturbance{Kind: RestartStaticPod, Node: nodeName, Component: component})
 	}
+	if len(keys) > 0 {
+		out = append(out, Disturbance{Kind: ReapplySysctl, Node: nodeName, Keys: keys})
+	}
 	return out
+}
+
+// Where systemd-sysctl reads the settings it applies at boot, besides /usr/lib and /run.
+const (
+	sysctlDir  = "/etc/sysctl.d/"
+	sysctlConf = "/etc/sysctl.conf"
+)
+
+// sysctlKeys are the kernel parameters a sysctl.d file sets ("key = value" lines; a leading "-" only says
+// an unknown key is no error), sorted.
+func sysctlKeys(content string) []string {
+	var keys []string
+	for _, line := range strings.Split(content, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, ";") {
+			continue
+		}
+		key, _, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		key = strings.TrimPrefix(strings.TrimSpace(key), "-")
+		if key != "" && !slices.Contains(keys, key) {
+			keys = append(keys, key)
+		}
+	}
+	sort.Strings(keys)
+	return keys
 }

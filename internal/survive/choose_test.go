@@ -124,3 +124,22 @@ func TestTasksPass(t *testing.T) {
 		t.Error("a failing task check: there is no fix to disturb")
 	}
 }
+
+func TestChooseSysctl(t *testing.T) {
+	profile := "# hardening\nnet.ipv4.ip_forward = 0\n-net.ipv4.conf.all.send_redirects=0\n; old\n\nnet.ipv4.ip_forward = 0\n"
+	inst := instance(nil, nil,
+		scenarios.Fault{NodeFile: &scenarios.NodeFileFault{Node: "w", Path: "/etc/sysctl.d/60-hardening.conf", Write: &profile}},
+		scenarios.Fault{Custom: &scenarios.Custom{Func: "sysctl", Args: map[string]string{"node": "w", "key": "net.ipv4.conf.all.forwarding", "value": "0"}}},
+	)
+	got := Choose(inst)
+	want := []Disturbance{
+		{Kind: ReapplySysctl, Node: "w", Keys: []string{"net.ipv4.conf.all.forwarding", "net.ipv4.conf.all.send_redirects", "net.ipv4.ip_forward"}},
+		{Kind: RestartKubelet, Node: "w"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Choose = %+v, want %+v", got, want)
+	}
+	if s := got[0].String(); s != "apply the boot-time sysctl settings of net.ipv4.conf.all.forwarding, net.ipv4.conf.all.send_redirects, net.ipv4.ip_forward on w" {
+		t.Errorf("String = %q", s)
+	}
+}

@@ -45,6 +45,8 @@ func (d Disturbance) Apply(ctx context.Context, env Env) (bool, error) {
 	switch d.Kind {
 	case DeletePods:
 		return deletePods(ctx, env, d.Pods)
+	case ReapplySysctl:
+		return true, reapplySysctl(ctx, env, d.Node, d.Keys)
 	case RestartStaticPod:
 		return restartStaticPod(ctx, env, d.Node, d.Component)
 	case RestartContainerd:
@@ -118,6 +120,26 @@ func nodeNamed(env Env, name string) (nodes.Node, error) {
 		}
 	}
 	return nil, fmt.Errorf("no node %s", name)
+}
+
+// reapplySysctl applies the node's boot-time configuration of keys as systemd-sysctl does at boot, the files
+// in the order of their names and the last setting winning, and of those keys only: the node shares its
+// kernel with the host and its other clusters, whose other settings lab leaves alone.
+func reapplySysctl(ctx context.Context, env Env, name string, keys []string) error {
+	n, err := nodeNamed(env, name)
+	if err != nil {
+		return err
+	}
+	args := make([]string, 0, len(keys))
+	for _, k := range keys {
+		args = append(args, "--prefix="+k)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := node.Run(ctx, n, "/lib/systemd/systemd-sysctl", args...); err != nil {
+		return fmt.Errorf("apply the boot-time sysctl settings: %w", err)
+	}
+	return nil
 }
 
 // restartKubelet restarts the kubelet and waits until it has posted its node Ready again.
