@@ -67,8 +67,9 @@ func Run(ctx context.Context, env Env, plan grader.Plan, out *grader.Outcome, in
 				}
 				holding[q.ID][c.Name] = false
 				out.Undo(q.ID, what, c)
+				// An exam's checks are named with their question, whichever questions were disturbed.
 				name := c.Name
-				if len(sub.Questions) > 1 {
+				if len(plan.Questions) > 1 {
 					name = q.ID + ": " + name
 				}
 				s.Undid = append(s.Undid, name)
