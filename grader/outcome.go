@@ -52,6 +52,53 @@ type Outcome struct {
 	// Reports are ginkgo's report files.
 	JSONReport  string `json:"jsonReport"`
 	JUnitReport string `json:"junitReport"`
+	// Survive is what each disturbance after a passing grade did to the fix (`lab check --survive`, exams).
+	Survive []Survived `json:"survive,omitempty"`
+}
+
+// Survived is one disturbance graded again after: the checks that passed before it and failed after.
+type Survived struct {
+	Disturbance string   `json:"disturbance"`
+	Undid       []string `json:"undid"`
+}
+
+// Undo fails the check of question id that a disturbance undid, with what grading read after it, and scores
+// the question and the outcome again: a fix that does not outlast the cluster's own disturbances earns nothing.
+func (o *Outcome) Undo(id, disturbance string, after CheckOutcome) {
+	o.Passed, o.Score = true, 0
+	for qi := range o.Questions {
+		q := &o.Questions[qi]
+		if q.ID == id {
+			for ci := range q.Checks {
+				if c := &q.Checks[ci]; c.Name == after.Name {
+					c.Passed, c.Earned, c.Stage = false, 0, after.Stage
+					c.Evidence = fmt.Sprintf("undone by %q: %s", disturbance, after.Evidence)
+				}
+			}
+			q.tally()
+		}
+		o.Passed = o.Passed && q.Passed
+		o.Score += q.Score
+	}
+}
+
+// tally scores the question from its checks, as ReadOutcome does.
+func (q *QuestionOutcome) tally() {
+	q.Passed, q.Score, q.StoppedAt = true, 0, ""
+	tasksPass, collateralFails := true, false
+	for _, c := range q.Checks {
+		q.Score += c.Earned
+		if c.Passed {
+			continue
+		}
+		q.Passed = false
+		if q.StoppedAt == "" {
+			q.StoppedAt = c.Stage
+		}
+		tasksPass = tasksPass && c.Group != GroupChecks
+		collateralFails = collateralFails || c.Group == GroupCollateral
+	}
+	q.OverBroad = tasksPass && collateralFails
 }
 
 // RunChild grades plan in a child process (`self __grade`), which writes ginkgo's reports into dir, and reads
@@ -153,8 +200,7 @@ func ReadOutcome(plan Plan, dir string) (*Outcome, error) {
 	}
 	out := &Outcome{Passed: true, JSONReport: filepath.Join(dir, JSONReport), JUnitReport: filepath.Join(dir, JUnitReport)}
 	for _, q := range plan.Questions {
-		qo := QuestionOutcome{ID: q.ID, Title: q.Title, Passed: true}
-		tasksPass, collateralFails := true, false
+		qo := QuestionOutcome{ID: q.ID, Title: q.Title}
 		for _, p := range q.Checks {
 			s, ok := specs[fmt.Sprintf("%s: %s", q.ID, q.Title)+"\x00"+p.Check.Name]
 			co := CheckOutcome{Name: p.Check.Name, Group: p.Group, Points: p.Check.Points}
@@ -175,19 +221,11 @@ func ReadOutcome(plan Plan, dir string) (*Outcome, error) {
 			}
 			if co.Passed {
 				co.Earned = co.Points
-			} else {
-				qo.Passed = false
-				if qo.StoppedAt == "" {
-					qo.StoppedAt = co.Stage
-				}
-				tasksPass = tasksPass && p.Group != GroupChecks
-				collateralFails = collateralFails || p.Group == GroupCollateral
 			}
-			qo.Score += co.Earned
 			qo.Max += co.Points
 			qo.Checks = append(qo.Checks, co)
 		}
-		qo.OverBroad = tasksPass && collateralFails
+		qo.tally()
 		out.Passed = out.Passed && qo.Passed
 		out.Score += qo.Score
 		out.Max += qo.Max

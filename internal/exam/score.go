@@ -55,6 +55,8 @@ type Report struct {
 	Credit    float64          `json:"credit"`
 	Seconds   float64          `json:"seconds"`
 	Questions []QuestionReport `json:"questions"`
+	// Survive is what each disturbance after grading undid (the evidence of the checks it failed names it).
+	Survive []grader.Survived `json:"survive,omitempty"`
 }
 
 // Score grades an exam from the grader's outcome. A question earns its weight in proportion to the task
@@ -69,6 +71,9 @@ func Score(id string, qs []Question, out *grader.Outcome, used time.Duration, no
 		}
 	}
 	rep := Report{Exam: id, Graded: now.UTC(), PassMark: PassMark, Seconds: used.Seconds()}
+	if out != nil {
+		rep.Survive = out.Survive
+	}
 	for _, q := range qs {
 		qr := QuestionReport{Number: q.Number, Scenario: q.Scenario, Stage: q.Stage, Weight: q.Weight, Flagged: q.Flagged, Seconds: q.Spent.Seconds()}
 		o, ok := byID[q.Scenario]

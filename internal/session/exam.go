@@ -242,15 +242,16 @@ func (s *Session) ExamInstances(cat *scenarios.Catalog, e *Exam) ([]*scenarios.I
 const examReportFile = "exam-report.json"
 
 // GradeExam ends the exam: it stops the clock, grades every question in one child grading run (one grader
-// question per scenario, each with its own settle time), scores them, marks the exam graded, keeps the report
+// question per scenario, each with its own settle time), with disturb puts the passing fixes through the
+// cluster's own disturbances (survive.Run), scores them, marks the exam graded, keeps the report
 // and adds each question to the learner's history.
-func (s *Session) GradeExam(ctx context.Context, e *Exam, insts []*scenarios.Instance) (*exam.Report, *grader.Outcome, error) {
+func (s *Session) GradeExam(ctx context.Context, e *Exam, insts []*scenarios.Instance, disturb bool) (*exam.Report, *grader.Outcome, error) {
 	now := time.Now().UTC()
 	e.StopClock(now)
 	var out *grader.Outcome
 	if err := s.Status.Step(fmt.Sprintf("Grading %d question(s)", len(insts)), func() error {
 		var err error
-		out, err = s.gradeQuestions(ctx, e, insts)
+		out, err = s.gradeQuestions(ctx, e, insts, disturb)
 		return err
 	}); err != nil {
 		return nil, nil, err
@@ -282,7 +283,7 @@ func (s *Session) GradeExam(ctx context.Context, e *Exam, insts []*scenarios.Ins
 	return &rep, out, nil
 }
 
-func (s *Session) gradeQuestions(ctx context.Context, e *Exam, insts []*scenarios.Instance) (*grader.Outcome, error) {
+func (s *Session) gradeQuestions(ctx context.Context, e *Exam, insts []*scenarios.Instance, disturb bool) (*grader.Outcome, error) {
 	plan := grader.Plan{Cluster: s.Cluster.Name}
 	for _, inst := range insts {
 		q := grader.QuestionFor(inst, -1)
@@ -293,6 +294,13 @@ func (s *Session) gradeQuestions(ctx context.Context, e *Exam, insts []*scenario
 	out, err := grader.RunChild(ctx, s.Self, plan, dir, []string{"LAB_CLUSTER=" + s.Cluster.Name}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("grade exam %s: %w", e.ID, err)
+	}
+	if disturb {
+		// The exam's step line already says it grades; each disturbance would only overwrite it.
+		quiet := func(_ string, fn func() error) error { return fn() }
+		if err := s.survive(ctx, plan, out, insts, dir, quiet); err != nil {
+			return nil, fmt.Errorf("grade exam %s: %w", e.ID, err)
+		}
 	}
 	return out, nil
 }

@@ -3,11 +3,13 @@ package session
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/cka-lab/lab/grader"
 	"github.com/cka-lab/lab/internal/session/baseline"
 	"github.com/cka-lab/lab/internal/state/history"
+	"github.com/cka-lab/lab/internal/survive"
 	"github.com/cka-lab/lab/scenarios"
 )
 
@@ -56,9 +58,10 @@ type Checked struct {
 }
 
 // Check grades the attempt in a child process, waiting up to wait for the cluster to converge (negative: the
-// scenario's own settle time), with onProgress called as the grader waits. The grade is kept on the attempt
-// and added to the learner's history.
-func (s *Session) Check(ctx context.Context, a *Attempt, inst *scenarios.Instance, wait time.Duration, onProgress func(grader.Progress)) (*Checked, error) {
+// scenario's own settle time), with onProgress called as the grader waits; with disturb, a passing fix is
+// then disturbed as the cluster would disturb it and graded again (survive.Run). The grade is kept on the
+// attempt and added to the learner's history.
+func (s *Session) Check(ctx context.Context, a *Attempt, inst *scenarios.Instance, wait time.Duration, disturb bool, onProgress func(grader.Progress)) (*Checked, error) {
 	q := grader.QuestionFor(inst, wait)
 	q.Shown = a.Started
 	plan := grader.Plan{Cluster: s.Cluster.Name, Questions: []grader.Question{q}}
@@ -71,6 +74,11 @@ func (s *Session) Check(ctx context.Context, a *Attempt, inst *scenarios.Instanc
 	})
 	if err != nil {
 		return nil, err
+	}
+	if disturb {
+		if err := s.survive(ctx, plan, out, []*scenarios.Instance{inst}, dir, nil); err != nil {
+			return nil, err
+		}
 	}
 	now := time.Now().UTC()
 	score := a.Score(out.Score, out.Max)
@@ -122,4 +130,19 @@ func (s *Session) addHistory(recs ...history.Record) {
 	if err := history.Add(recs...); err != nil {
 		s.Status.Info("warning: could not record your progress: %v", err)
 	}
+}
+
+// survive disturbs a graded cluster and grades it again after each disturbance, each grade in its own
+// directory under dir; step shows each disturbance (nil: the session's status line).
+func (s *Session) survive(ctx context.Context, plan grader.Plan, out *grader.Outcome, insts []*scenarios.Instance, dir string, step survive.Step) error {
+	if step == nil {
+		step = s.Status.Step
+	}
+	n := 0
+	grade := func(ctx context.Context, p grader.Plan) (*grader.Outcome, error) {
+		n++
+		return grader.RunChild(ctx, s.Self, p, filepath.Join(dir, fmt.Sprintf("survive-%d", n)), []string{"LAB_CLUSTER=" + s.Cluster.Name}, nil)
+	}
+	env := survive.Env{Clients: s.Cluster.Clients, Nodes: s.Cluster.Nodes}
+	return survive.Run(ctx, env, plan, out, insts, grade, step)
 }

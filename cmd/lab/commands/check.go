@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -14,13 +15,15 @@ import (
 	"github.com/cka-lab/lab/grader"
 	"github.com/cka-lab/lab/internal/class"
 	"github.com/cka-lab/lab/internal/session"
+	"github.com/cka-lab/lab/internal/survive"
 	"github.com/cka-lab/lab/scenarios"
 )
 
 type checkOptions struct {
-	out   outputFlags
-	junit string
-	wait  time.Duration
+	out     outputFlags
+	junit   string
+	wait    time.Duration
+	survive bool
 }
 
 func newCheckCmd(f *Factory) *cobra.Command {
@@ -30,13 +33,15 @@ func newCheckCmd(f *Factory) *cobra.Command {
 		Short: "Grade your fix against the live cluster (exit 0 only on a full pass)",
 		Example: `  lab check
   lab check -o json
-  lab check --junit report.xml --wait 0s`,
+  lab check --junit report.xml --wait 0s
+  lab check --survive   # then delete the Pods, restart what the scenario touched, and grade again`,
 		Args: cobra.NoArgs,
 		RunE: runE(f, o),
 	}
 	o.out.addFlags(c)
 	c.Flags().StringVar(&o.junit, "junit", "", "also write a JUnit report to this file")
 	c.Flags().DurationVar(&o.wait, "wait", 0, "how long to wait for the cluster to converge (default: the scenario's)")
+	c.Flags().BoolVar(&o.survive, "survive", false, "once the task's checks pass, delete the workloads' Pods and restart the kubelet, containerd or static Pods the scenario touched, and grade again: a fix they undo fails")
 	return c
 }
 
@@ -67,7 +72,7 @@ func (o *checkOptions) run(ctx context.Context, f *Factory) error {
 	if err != nil {
 		return err
 	}
-	res, err := sess.Check(ctx, a, inst, o.wait, func(p grader.Progress) { sess.Status.Update(progressLine(p)) })
+	res, err := sess.Check(ctx, a, inst, o.wait, o.survive, func(p grader.Progress) { sess.Status.Update(progressLine(p)) })
 	if err != nil {
 		return err
 	}
@@ -137,6 +142,7 @@ func printOutcome(f *Factory, out *grader.Outcome, a *session.Attempt, score ses
 				float64(st.Waited), strings.Join(st.WaitingFor, "; "))))
 		}
 	}
+	printSurvived(f.Out, out.Survive)
 	penalty := ""
 	if score.Hints > 0 {
 		penalty = fmt.Sprintf(" (%d/%d minus %d for %d hint(s))", score.Earned, score.Max, score.Penalty(), score.Hints)
@@ -147,6 +153,22 @@ func printOutcome(f *Factory, out *grader.Outcome, a *session.Attempt, score ses
 	}
 	fmt.Fprintf(f.Out, "Score: %d/%d (%d%%)%s\n", score.Final, score.FinalMax, score.Percent(), penalty)
 	fmt.Fprintf(f.ErrOut, "%s\n", dim("reports: "+strings.Join([]string{out.JSONReport, out.JUnitReport}, " ")))
+}
+
+// printSurvived lists what each disturbance after grading did to the fix.
+func printSurvived(w io.Writer, ss []grader.Survived) {
+	if len(ss) == 0 {
+		return
+	}
+	green, red := paint(w, color.FgGreen), paint(w, color.FgRed)
+	fmt.Fprintf(w, "\nSurvive (what the cluster does on its own, graded again after each):\n")
+	for _, s := range ss {
+		mark := green("✓")
+		if len(s.Undid) > 0 {
+			mark = red("✗")
+		}
+		fmt.Fprintf(w, "  %s %s\n", mark, survive.Describe(s))
+	}
 }
 
 func copyFile(from, to string) error {

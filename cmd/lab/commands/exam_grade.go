@@ -16,11 +16,14 @@ import (
 type reportOptions struct {
 	out   outputFlags
 	junit string
+	// survive puts the passing fixes through the cluster's own disturbances before scoring them.
+	survive bool
 }
 
 func (o *reportOptions) flags(c *cobra.Command) {
 	o.out.addFlags(c)
 	c.Flags().StringVar(&o.junit, "junit", "", "also write the report as JUnit XML to this file")
+	c.Flags().BoolVar(&o.survive, "survive", true, "after grading, delete the workloads' Pods and restart what the questions touched on nodes, and grade again (--survive=false skips it)")
 }
 
 // show prints the report and writes the JUnit file; with failing set, a report below the pass mark exits 1,
@@ -62,7 +65,8 @@ func newExamGradeCmd(f *Factory) *cobra.Command {
 		Use:   "grade",
 		Short: "End the exam and grade every question (exit 0 only at the pass mark or above)",
 		Example: `  lab exam grade
-  lab exam grade -o json --junit exam.xml`,
+  lab exam grade -o json --junit exam.xml
+  lab exam grade --survive=false   # grade without disturbing the fixes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.out.validate(); err != nil {
@@ -73,7 +77,7 @@ func newExamGradeCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			defer unlock()
-			rep, err := gradeExam(cmd.Context(), f, sess, e, insts)
+			rep, err := gradeExam(cmd.Context(), f, sess, e, insts, o.survive)
 			if err != nil {
 				return err
 			}
@@ -84,9 +88,10 @@ func newExamGradeCmd(f *Factory) *cobra.Command {
 	return c
 }
 
-// gradeExam grades the exam and tells the class, if the learner joined one.
-func gradeExam(ctx context.Context, f *Factory, sess *session.Session, e *session.Exam, insts []*scenarios.Instance) (*exam.Report, error) {
-	rep, out, err := sess.GradeExam(ctx, e, insts)
+// gradeExam grades the exam (with disturb, the fixes must survive the cluster's own disturbances) and tells
+// the class, if the learner joined one.
+func gradeExam(ctx context.Context, f *Factory, sess *session.Session, e *session.Exam, insts []*scenarios.Instance, disturb bool) (*exam.Report, error) {
+	rep, out, err := sess.GradeExam(ctx, e, insts, disturb)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +123,7 @@ func newExamStopCmd(f *Factory) *cobra.Command {
 			}
 			var rep *exam.Report
 			if e.Running() && !discard {
-				if rep, err = gradeExam(cmd.Context(), f, sess, e, insts); err != nil {
+				if rep, err = gradeExam(cmd.Context(), f, sess, e, insts, o.survive); err != nil {
 					return err
 				}
 			}

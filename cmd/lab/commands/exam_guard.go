@@ -76,7 +76,8 @@ func autoGrade(f *Factory, cmd *cobra.Command) bool {
 		return false
 	}
 	defer unlock()
-	rep, err := gradeExam(cmd.Context(), f, sess, e, insts)
+	// An exam graded when its time runs out is graded as `lab exam grade` grades it by default.
+	rep, err := gradeExam(cmd.Context(), f, sess, e, insts, true)
 	if err != nil {
 		fmt.Fprintf(f.ErrOut, "warning: could not grade the exam: %v\n", err)
 		return false

@@ -172,6 +172,7 @@ func printReport(w io.Writer, rep *exam.Report) {
 			fmt.Fprintf(w, "  Q%d %s: %s\n", q.Number, q.Scenario, q.Failing[0])
 		}
 	}
+	printSurvived(w, rep.Survive)
 	verdict := green("PASS")
 	if !rep.Passed {
 		verdict = red("FAIL")
