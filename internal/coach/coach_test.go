@@ -111,3 +111,20 @@ func TestSingular(t *testing.T) {
 		}
 	}
 }
+
+func TestTimelines(t *testing.T) {
+	events := Learner(recorded(t), time.Time{})
+	other := NewScope("Make the Service answer.", map[string]bool{"other": true}, nil)
+	start := time.Date(2026, 12, 7, 1, 5, 1, 0, time.UTC)
+	timelines, rest := Timelines(events, start, []Scope{storefront, other})
+	if tl := timelines[0]; tl == nil || tl.Writes != 4 || tl.AfterSeconds < 4 || tl.AfterSeconds > 5 || tl.FixSeconds < 1 || len(tl.WrongTurns) != 2 ||
+		tl.WrongTurns[0].Kind != KindRecreated || tl.WrongTurns[1].Kind != KindForced {
+		t.Errorf("storefront's timeline = %+v", tl)
+	}
+	if timelines[1] != nil {
+		t.Errorf("a question without writes has no timeline: %+v", timelines[1])
+	}
+	if len(rest) != 1 || rest[0].Kind != KindUninvolved || rest[0].Namespace != "kube-system" {
+		t.Errorf("writes no question involves = %+v", rest)
+	}
+}
