@@ -131,7 +131,7 @@ var inPlace = regexp.MustCompile(`(?i)(not|never|without) delet\w* and recreat|(
 func Notes(events []Event, scope Scope) []Note {
 	var out []Note
 	deleted := map[string]Event{}
-	recreated := map[string]bool{}
+	recreated, ownedPods := map[string]bool{}, map[string]bool{}
 	uninvolved := map[string]map[string]bool{}
 	uninvolvedAt := map[string]time.Time{}
 	for _, e := range events {
@@ -157,8 +157,9 @@ func Notes(events []Event, scope Scope) []Note {
 				out = append(out, Note{Kind: KindRecreated, Object: name, Namespace: ref.Namespace, At: e.Received, Message: msg})
 			}
 		case "update", "patch":
-			if ref.Resource == "pods" && ref.APIGroup == "" {
+			if ref.Resource == "pods" && ref.APIGroup == "" && !ownedPods[key] {
 				if owner := controller(e.ResponseObject); owner != "" {
+					ownedPods[key] = true
 					out = append(out, Note{Kind: KindOwnedPod, Object: name, Namespace: ref.Namespace, At: e.Received,
 						Message: fmt.Sprintf("you edited %s directly, but %s owns it: the next Pod it makes comes from its template, without your change", name, owner)})
 				}

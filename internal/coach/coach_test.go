@@ -77,14 +77,15 @@ const (
 )
 
 func TestNotesSynthetic(t *testing.T) {
-	log := strings.Join([]string{ownedPodPatch, nakedPodPatch, failedCreate, webDelete, webCreate, canI, exec, controllerPod, torn}, "\n")
+	// The owned Pod edited twice gets one note.
+	log := strings.Join([]string{ownedPodPatch, ownedPodPatch, nakedPodPatch, failedCreate, webDelete, webCreate, canI, exec, controllerPod, torn}, "\n")
 	events, err := Parse(strings.NewReader(log))
 	if err != nil {
 		t.Fatal(err)
 	}
 	learner := Learner(events, time.Time{})
-	if len(learner) != 4 {
-		t.Fatalf("learner's writes = %+v, want the two patches, the delete and the create", learner)
+	if len(learner) != 5 {
+		t.Fatalf("learner's writes = %+v, want the three patches, the delete and the create", learner)
 	}
 	notes := Notes(learner, NewScope("Make the Deployment web serve again.", map[string]bool{"shop": true}, nil))
 	kinds := []string{}

@@ -188,14 +188,15 @@ func printTimelines(w io.Writer, rep *exam.Report) {
 			fmt.Fprintln(w, "\nTimeline (from the API server's audit log; the score does not count it):")
 			header = true
 		}
-		fmt.Fprintf(w, "  Q%d %s: first write at %s, fixed in %s over %d write(s)\n", q.Number, q.Scenario,
-			clock(time.Duration(tl.AfterSeconds*float64(time.Second))), clock(time.Duration(tl.FixSeconds*float64(time.Second))), tl.Writes)
+		after := time.Duration(tl.AfterSeconds * float64(time.Second))
+		fmt.Fprintf(w, "  Q%d %s: first write at %s, last at %s (%d write(s))\n", q.Number, q.Scenario,
+			clock(after), clock(after+time.Duration(tl.FixSeconds*float64(time.Second))), tl.Writes)
 		for _, n := range tl.WrongTurns {
 			fmt.Fprintf(w, "      wrong turn: %s\n", n.Message)
 		}
 	}
 	for _, n := range rep.Coaching {
-		fmt.Fprintf(w, "  %s\n", n.Message)
+		fmt.Fprintf(w, "  outside every question: %s\n", n.Message)
 	}
 }
 
