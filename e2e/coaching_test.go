@@ -62,7 +62,8 @@ var _ = Describe("coaching", Ordered, Label("coaching"), func() {
 	It("names a Pod deleted with --force, and nothing else of a fix made in place", func(ctx SpecContext) {
 		ns, app := start(ctx)
 		shell(ctx, fmt.Sprintf(`kubectl -n %s set image deployment/%s '*=nginx:1.27' && kubectl -n %[1]s rollout status deployment/%[2]s --timeout=2m`, ns, app))
-		pod := shell(ctx, fmt.Sprintf(`kubectl -n %s get pods -o name | head -1`, ns))
+		// A Pod of the old revision may still be terminating after the rollout: one not being deleted is taken.
+		pod := shell(ctx, fmt.Sprintf(`kubectl -n %s get pods -o go-template='{{range .items}}{{if not .metadata.deletionTimestamp}}pod/{{.metadata.name}}{{"\n"}}{{end}}{{end}}' | head -1`, ns))
 		shell(ctx, fmt.Sprintf(`kubectl -n %s delete %s --force --grace-period=0`, ns, pod))
 		out := check(ctx)
 		Expect(out.Coaching).To(ConsistOf(And(
