@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/cka-lab/lab/internal/kube"
 )
 
 // Event is the part of an audit.k8s.io/v1 Event coaching reads (k8s.io/apiserver's types would bring the
@@ -69,9 +71,6 @@ func Parse(r io.Reader) ([]Event, error) {
 	return out, nil
 }
 
-// LabUserAgent starts the user agent of lab's own requests (kube.UserAgent): setup, faults, grading, reset.
-const LabUserAgent = "cka-lab"
-
 // writes are the verbs that change an object.
 var writes = map[string]bool{"create": true, "update": true, "patch": true, "delete": true, "deletecollection": true}
 
@@ -87,7 +86,7 @@ func Learner(events []Event, since time.Time) []Event {
 	for _, e := range events {
 		switch {
 		case e.Received.Before(since), !writes[e.Verb], e.ObjectRef == nil, e.ObjectRef.Name == "" && e.Verb != "deletecollection",
-			!objectSubresources[e.ObjectRef.Subresource], strings.HasPrefix(e.UserAgent, LabUserAgent),
+			!objectSubresources[e.ObjectRef.Subresource], strings.HasPrefix(e.UserAgent, kube.UserAgent),
 			strings.HasPrefix(e.User.Username, "system:"), e.ResponseStatus == nil, e.ResponseStatus.Code >= 300:
 			continue
 		}
