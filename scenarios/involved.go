@@ -17,6 +17,23 @@ func (s *Scenario) Involved() (namespaces, objects map[string]bool) {
 			}
 		}
 	}
+	for _, f := range s.Faults {
+		if c := f.Custom; c != nil {
+			if ns := c.Args["namespace"]; ns != "" {
+				namespaces[ns] = true
+			}
+			if systemCustomFaults[c.Func] {
+				namespaces["kube-system"] = true
+			}
+		}
+	}
+	for _, list := range [][]Check{s.Symptom, s.Checks, s.Collateral} {
+		for i := range list {
+			if c := list[i].Custom; c != nil && systemCustomChecks[c.Func] {
+				namespaces["kube-system"] = true
+			}
+		}
+	}
 	for key := range objects {
 		kind, rest, _ := strings.Cut(key, "/")
 		ns, name, _ := strings.Cut(rest, "/")
@@ -29,3 +46,10 @@ func (s *Scenario) Involved() (namespaces, objects map[string]bool) {
 	}
 	return namespaces, objects
 }
+
+// systemCustomFaults and systemCustomChecks are the custom faults and checks about objects in kube-system they
+// find at run time (the CNI's DaemonSet, metrics-server), which their arguments do not name.
+var (
+	systemCustomFaults = map[string]bool{"excludeFromCNIDaemonSet": true, "installMetricsServer": true}
+	systemCustomChecks = map[string]bool{"cniDaemonSetReadyOn": true}
+)

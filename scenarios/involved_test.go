@@ -25,3 +25,18 @@ func TestInvolved(t *testing.T) {
 		}
 	}
 }
+
+func TestInvolvedSystemCustom(t *testing.T) {
+	cat, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The CNI's DaemonSet the fault edits is found at run time; the task still involves kube-system.
+	sc, err := cat.Get("cni-daemonset-excluded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if namespaces, _ := sc.Involved(); !namespaces["kube-system"] {
+		t.Errorf("cni-daemonset-excluded involves %v, not kube-system", namespaces)
+	}
+}
