@@ -19,6 +19,18 @@ var (
 	cgroupV1ContainerdPatch string
 	//go:embed restrict-oom-score-adj.toml
 	restrictOOMPatch string
+	//go:embed audit.yaml
+	auditConfig []byte
+	// AuditPolicy is the API server's audit policy: lab writes it as AuditPolicyFile into Options.AuditDir.
+	//go:embed audit-policy.yaml
+	AuditPolicy []byte
+)
+
+// AuditPolicyFile is the name of the audit policy in Options.AuditDir, and AuditLogDir where the control-plane
+// node keeps the log (the API server's --audit-log-path is AuditLogDir/audit.log, its backups beside it).
+const (
+	AuditPolicyFile = "policy.yaml"
+	AuditLogDir     = "/var/log/kubernetes/audit"
 )
 
 // Options say what to render.
@@ -27,6 +39,8 @@ type Options struct {
 	// CgroupV1 adds the kubelet and containerd cgroup v1 patches; NoSysResource adds the oom_score_adj patch.
 	CgroupV1      bool
 	NoSysResource bool
+	// AuditDir is the host directory holding AuditPolicyFile; when set, the API server keeps an audit log.
+	AuditDir string
 }
 
 // MaxWorkers keeps --workers to what a laptop can hold; the memory check refines it.
@@ -45,6 +59,17 @@ func Render(o Options) (*v1alpha4.Cluster, error) {
 	for _, n := range cfg.Nodes {
 		if n.Role == v1alpha4.ControlPlaneRole {
 			controlPlanes = append(controlPlanes, n)
+		}
+	}
+	if o.AuditDir != "" {
+		audit := &v1alpha4.Cluster{}
+		if err := yaml.UnmarshalStrict(auditConfig, audit); err != nil {
+			return nil, fmt.Errorf("embedded audit config: %w", err)
+		}
+		cfg.KubeadmConfigPatchesJSON6902 = append(cfg.KubeadmConfigPatchesJSON6902, audit.KubeadmConfigPatchesJSON6902...)
+		for i := range controlPlanes {
+			controlPlanes[i].ExtraMounts = append(controlPlanes[i].ExtraMounts,
+				v1alpha4.Mount{HostPath: o.AuditDir, ContainerPath: "/etc/kubernetes/audit", Readonly: true})
 		}
 	}
 	cfg.Nodes = controlPlanes

@@ -56,3 +56,30 @@ func TestRenderRejectsWorkers(t *testing.T) {
 		}
 	}
 }
+
+func TestRenderAudit(t *testing.T) {
+	cfg, err := Render(Options{Workers: 1, AuditDir: "/state/clusters/lab/audit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Both kubeadm versions get the flags and volumes, since kind picks one by the node image's Kubernetes.
+	if len(cfg.KubeadmConfigPatchesJSON6902) != 4 {
+		t.Fatalf("patches = %+v", cfg.KubeadmConfigPatchesJSON6902)
+	}
+	for _, p := range cfg.KubeadmConfigPatchesJSON6902[2:] {
+		for _, want := range []string{"audit-policy-file", "audit-log-path", "audit-log-maxsize", "audit-log-maxbackup", "extraVolumes"} {
+			if !strings.Contains(p.Patch, want) {
+				t.Errorf("%s patch lacks %s", p.Version, want)
+			}
+		}
+	}
+	if m := cfg.Nodes[0].ExtraMounts; len(m) != 1 || m[0].HostPath != "/state/clusters/lab/audit" || m[0].ContainerPath != "/etc/kubernetes/audit" {
+		t.Errorf("control-plane mounts = %+v", m)
+	}
+	if len(cfg.Nodes[1].ExtraMounts) != 0 {
+		t.Errorf("a worker mounts nothing: %+v", cfg.Nodes[1].ExtraMounts)
+	}
+	if !strings.Contains(string(AuditPolicy), "kind: Policy") {
+		t.Errorf("audit policy: %s", AuditPolicy)
+	}
+}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
@@ -10,6 +11,7 @@ import (
 	"github.com/cka-lab/lab/internal/cluster"
 	"github.com/cka-lab/lab/internal/cluster/hostenv"
 	"github.com/cka-lab/lab/internal/kube"
+	"github.com/cka-lab/lab/internal/state"
 	"github.com/cka-lab/lab/kindconfigs"
 )
 
@@ -28,7 +30,15 @@ func (b *Bench) coldCreate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := kindconfigs.Render(kindconfigs.Options{Workers: 1, CgroupV1: host.CgroupV1, NoSysResource: host.NoSysResource})
+	// Plain kind gets lab's audit log too, so the comparison measures lab's own steps, not the API server's.
+	auditDir, err := filepath.Abs(filepath.Join(b.state, "kind-audit"))
+	if err != nil {
+		return fmt.Errorf("audit policy directory: %w", err)
+	}
+	if err := state.WriteFile(filepath.Join(auditDir, kindconfigs.AuditPolicyFile), kindconfigs.AuditPolicy); err != nil {
+		return fmt.Errorf("write audit policy: %w", err)
+	}
+	cfg, err := kindconfigs.Render(kindconfigs.Options{Workers: 1, CgroupV1: host.CgroupV1, NoSysResource: host.NoSysResource, AuditDir: auditDir})
 	if err != nil {
 		return err
 	}

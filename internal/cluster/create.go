@@ -18,6 +18,7 @@ import (
 	"github.com/cka-lab/lab/internal/cluster/hostenv"
 	"github.com/cka-lab/lab/internal/cluster/images"
 	"github.com/cka-lab/lab/internal/kube"
+	"github.com/cka-lab/lab/internal/state"
 	"github.com/cka-lab/lab/kindconfigs"
 )
 
@@ -170,7 +171,12 @@ func (p *Provider) create(ctx context.Context, name string, docker hostenv.Docke
 	}); err != nil {
 		return nil, err
 	}
-	cfg, err := kindconfigs.Render(kindconfigs.Options{Workers: o.Workers, CgroupV1: host.CgroupV1, NoSysResource: host.NoSysResource})
+	auditDir, err := filepath.Abs(p.store.Path(name, "audit"))
+	if err != nil {
+		return nil, fmt.Errorf("audit policy directory: %w", err)
+	}
+	cfg, err := kindconfigs.Render(kindconfigs.Options{Workers: o.Workers, CgroupV1: host.CgroupV1, NoSysResource: host.NoSysResource,
+		AuditDir: auditDir})
 	if err != nil {
 		return nil, err
 	}
@@ -185,6 +191,10 @@ func (p *Provider) create(ctx context.Context, name string, docker hostenv.Docke
 	// The record comes first: a create interrupted from here on leaves a cluster lab knows it may replace.
 	if err := p.store.Write(name, recordFile, rec); err != nil {
 		return nil, err
+	}
+	// The control-plane node mounts this directory for its API server's audit policy (kindconfigs.Render).
+	if err := state.WriteFile(filepath.Join(auditDir, kindconfigs.AuditPolicyFile), kindconfigs.AuditPolicy); err != nil {
+		return nil, fmt.Errorf("write audit policy: %w", err)
 	}
 	_ = os.Remove(rec.Kubeconfig)
 	if err := os.MkdirAll(filepath.Dir(rec.Kubeconfig), 0o700); err != nil {

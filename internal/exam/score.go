@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cka-lab/lab/grader"
+	"github.com/cka-lab/lab/internal/coach"
 	"github.com/cka-lab/lab/internal/journey"
 )
 
@@ -42,6 +43,8 @@ type QuestionReport struct {
 	Failing   []string      `json:"failing,omitempty"`
 	Flagged   bool          `json:"flagged"`
 	Seconds   float64       `json:"seconds"`
+	// Timeline is the question's part of the learner's writes, from the audit log; nil without writes or log.
+	Timeline *coach.Timeline `json:"timeline,omitempty"`
 }
 
 // Report is a graded exam.
@@ -57,6 +60,8 @@ type Report struct {
 	Questions []QuestionReport `json:"questions"`
 	// Survive is what each disturbance after grading undid (the evidence of the checks it failed names it).
 	Survive []grader.Survived `json:"survive,omitempty"`
+	// Coaching notes the learner's writes that no question involves.
+	Coaching []coach.Note `json:"coaching,omitempty"`
 }
 
 // Score grades an exam from the grader's outcome. A question earns its weight in proportion to the task

@@ -31,6 +31,10 @@ const RequestTimeout = 30 * time.Second
 // FieldManager names lab in managedFields, so a learner's `kubectl apply` never fights lab's.
 const FieldManager = "lab"
 
+// UserAgent names lab's own requests in the API server's audit log, so coaching (internal/coach) tells lab's
+// writes (setup, faults, grading, reset) from the learner's kubectl.
+const UserAgent = "cka-lab"
+
 // Clients are the API clients of one cluster.
 type Clients struct {
 	Config  *rest.Config
@@ -55,6 +59,7 @@ func FromConfig(cfg *rest.Config) (*Clients, error) {
 	cfg = rest.CopyConfig(cfg)
 	// lab issues bursts of small requests (apply a scenario, read its state); the default 5 QPS throttles them.
 	cfg.QPS, cfg.Burst = 50, 100
+	cfg.UserAgent = UserAgent
 	// Warnings answer the requests lab makes of its own accord (emptying a namespace lists every kind, v1
 	// Endpoints included): printed, they would tell a learner about APIs they never used.
 	cfg.WarningHandler = rest.NoWarnings{}

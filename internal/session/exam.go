@@ -265,6 +265,7 @@ func (s *Session) GradeExam(ctx context.Context, e *Exam, insts []*scenarios.Ins
 		qs = append(qs, exam.Question{Number: i + 1, Scenario: q.Scenario, Stage: insts[i].Stage, Weight: q.Weight, Flagged: q.Flagged, Spent: q.Spent})
 	}
 	rep := exam.Score(e.ID, qs, out, end.Sub(e.Started), now)
+	s.coachExam(ctx, e, insts, &rep)
 	e.Phase, e.Graded = PhaseGraded, now
 	if err := s.SaveExam(e); err != nil {
 		return nil, nil, err

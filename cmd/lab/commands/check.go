@@ -14,6 +14,7 @@ import (
 
 	"github.com/cka-lab/lab/grader"
 	"github.com/cka-lab/lab/internal/class"
+	"github.com/cka-lab/lab/internal/coach"
 	"github.com/cka-lab/lab/internal/session"
 	"github.com/cka-lab/lab/internal/survive"
 	"github.com/cka-lab/lab/scenarios"
@@ -61,6 +62,8 @@ type checkJSON struct {
 	DiagnosisBonus int `json:"diagnosisBonus"`
 	FinalScore     int `json:"finalScore"`
 	FinalMax       int `json:"finalMax"`
+	// Coaching is what a coach would say of how the fix was made, from the API server's audit log.
+	Coaching []coach.Note `json:"coaching"`
 }
 
 func (o *checkOptions) run(ctx context.Context, f *Factory) error {
@@ -77,14 +80,15 @@ func (o *checkOptions) run(ctx context.Context, f *Factory) error {
 		return err
 	}
 	out, score := res.Outcome, res.Score
+	notes := coaching(ctx, f, sess, a, inst)
 	reportToClass(ctx, f, class.EventCheck, a, out)
 	if o.junit != "" {
 		if err := copyFile(out.JUnitReport, o.junit); err != nil {
 			return err
 		}
 	}
-	err = o.out.print(f.Out, checkJSON{out, score.Hints, score.Bonus, score.Final, score.FinalMax}, func() error {
-		printOutcome(f, out, a, score)
+	err = o.out.print(f.Out, checkJSON{out, score.Hints, score.Bonus, score.Final, score.FinalMax, notes}, func() error {
+		printOutcome(f, out, a, score, notes)
 		return nil
 	})
 	if err != nil {
@@ -105,7 +109,24 @@ func currentInstance(ctx context.Context, f *Factory, sess *session.Session) (*s
 	return sess.Active(ctx, cat)
 }
 
-func printOutcome(f *Factory, out *grader.Outcome, a *session.Attempt, score session.Score) {
+// coaching returns the attempt's coaching notes, never nil. Coaching is advice beside the grade: a cluster
+// without an audit log, or a log that could not be read, gets none and one quiet line on stderr.
+func coaching(ctx context.Context, f *Factory, sess *session.Session, a *session.Attempt, inst *scenarios.Instance) []coach.Note {
+	dim := color.New(color.Faint).SprintFunc()
+	notes, found, err := sess.Coaching(ctx, a, inst)
+	switch {
+	case err != nil:
+		fmt.Fprintf(f.ErrOut, "%s\n", dim("no coaching: "+err.Error()))
+	case !found:
+		fmt.Fprintf(f.ErrOut, "%s\n", dim("no coaching: this cluster keeps no audit log (it was created before lab kept one)"))
+	}
+	if notes == nil {
+		notes = []coach.Note{}
+	}
+	return notes
+}
+
+func printOutcome(f *Factory, out *grader.Outcome, a *session.Attempt, score session.Score, notes []coach.Note) {
 	green, red, dim := color.New(color.FgGreen).SprintFunc(), color.New(color.FgRed).SprintFunc(), color.New(color.Faint).SprintFunc()
 	for _, q := range out.Questions {
 		fmt.Fprintf(f.Out, "\n%s\n", q.Title)
@@ -152,6 +173,12 @@ func printOutcome(f *Factory, out *grader.Outcome, a *session.Attempt, score ses
 		fmt.Fprintf(f.Out, "Diagnosis: %s (%s, +%d)\n", d.Stage, map[bool]string{true: "correct", false: "wrong"}[d.Correct], score.Bonus)
 	}
 	fmt.Fprintf(f.Out, "Score: %d/%d (%d%%)%s\n", score.Final, score.FinalMax, score.Percent(), penalty)
+	if len(notes) > 0 {
+		fmt.Fprintln(f.Out, "Coaching (how the fix was made; the score does not count it):")
+		for _, n := range notes {
+			fmt.Fprintf(f.Out, "  • %s\n", n.Message)
+		}
+	}
 	fmt.Fprintf(f.ErrOut, "%s\n", dim("reports: "+strings.Join([]string{out.JSONReport, out.JUnitReport}, " ")))
 }
 

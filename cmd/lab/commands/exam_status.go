@@ -173,11 +173,37 @@ func printReport(w io.Writer, rep *exam.Report) {
 		}
 	}
 	printSurvived(w, rep.Survive)
+	printTimelines(w, rep)
 	verdict := green("PASS")
 	if !rep.Passed {
 		verdict = red("FAIL")
 	}
 	fmt.Fprintf(w, "\nTotal: %.1f%% (%.1f of %d weight); the CKA pass mark is %d%%: %s\n", rep.Percent, rep.Credit, rep.Weight, rep.PassMark, verdict)
+}
+
+// printTimelines prints each question's writes from the audit log: when they began, how long the fix took,
+// and its wrong turns; then the writes no question involved.
+func printTimelines(w io.Writer, rep *exam.Report) {
+	header := false
+	for _, q := range rep.Questions {
+		tl := q.Timeline
+		if tl == nil {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(w, "\nTimeline (from the API server's audit log; the score does not count it):")
+			header = true
+		}
+		after := time.Duration(tl.AfterSeconds * float64(time.Second))
+		fmt.Fprintf(w, "  Q%d %s: first write at %s, last at %s (%d write(s))\n", q.Number, q.Scenario,
+			clock(after), clock(after+time.Duration(tl.FixSeconds*float64(time.Second))), tl.Writes)
+		for _, n := range tl.WrongTurns {
+			fmt.Fprintf(w, "      wrong turn: %s\n", n.Message)
+		}
+	}
+	for _, n := range rep.Coaching {
+		fmt.Fprintf(w, "  outside every question: %s\n", n.Message)
+	}
 }
 
 // clock shows a duration the way an exam timer does: 1:52:07, or 4:05 under an hour.

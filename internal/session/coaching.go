@@ -1,0 +1,74 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	nodeutils "sigs.k8s.io/kind/pkg/cluster/nodeutils"
+
+	"github.com/cka-lab/lab/internal/coach"
+	"github.com/cka-lab/lab/internal/exam"
+	"github.com/cka-lab/lab/scenarios"
+)
+
+// coachTimeout bounds reading the audit log: a few MiB through docker exec.
+const coachTimeout = 20 * time.Second
+
+// auditEvents reads the control-plane node's audit log; found is false on a cluster created before lab kept one.
+func (s *Session) auditEvents(ctx context.Context) (events []coach.Event, found bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, coachTimeout)
+	defer cancel()
+	ns, err := s.Cluster.Nodes()
+	if err != nil {
+		return nil, false, err
+	}
+	cps, err := nodeutils.SelectNodesByRole(ns, "control-plane")
+	if err != nil {
+		return nil, false, fmt.Errorf("find the control-plane node for its audit log: %w", err)
+	}
+	if len(cps) == 0 {
+		return nil, false, fmt.Errorf("cluster %s has no control-plane node to read the audit log from", s.Cluster.Name)
+	}
+	return coach.Read(ctx, cps[0])
+}
+
+// scope is what an instance's task is about, for its coaching.
+func scope(inst *scenarios.Instance) coach.Scope {
+	namespaces, objects := inst.Involved()
+	return coach.NewScope(inst.Task, namespaces, objects)
+}
+
+// Coaching is what a coach would say of the learner's writes since the task was shown, from the API server's
+// audit log; found is false on a cluster created before lab kept one.
+func (s *Session) Coaching(ctx context.Context, a *Attempt, inst *scenarios.Instance) (notes []coach.Note, found bool, err error) {
+	events, found, err := s.auditEvents(ctx)
+	if err != nil || !found {
+		return nil, found, err
+	}
+	return coach.Notes(coach.Learner(events, a.Started), scope(inst)), true, nil
+}
+
+// coachExam adds each question's timeline and the notes on writes no question involves to an exam's report.
+// Coaching is advice beside the grade: a log that is missing or unreadable leaves the report without it, and
+// one quiet line says why.
+func (s *Session) coachExam(ctx context.Context, e *Exam, insts []*scenarios.Instance, rep *exam.Report) {
+	events, found, err := s.auditEvents(ctx)
+	switch {
+	case err != nil:
+		s.Status.Info("No coaching: %v", err)
+		return
+	case !found:
+		s.Status.Info("No coaching: this cluster keeps no audit log (it was created before lab kept one)")
+		return
+	}
+	scopes := make([]coach.Scope, len(insts))
+	for i, inst := range insts {
+		scopes[i] = scope(inst)
+	}
+	timelines, rest := coach.Timelines(coach.Learner(events, e.Started), e.Started, scopes)
+	for i := range rep.Questions {
+		rep.Questions[i].Timeline = timelines[i]
+	}
+	rep.Coaching = rest
+}

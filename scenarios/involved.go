@@ -1,0 +1,55 @@
+package scenarios
+
+import "strings"
+
+// Involved is what the scenario's setup, faults, builds and checks name: the namespaces, and the objects as
+// "Kind/namespace/name". Coaching (internal/coach) calls a learner's write outside them one the task did not
+// involve.
+func (s *Scenario) Involved() (namespaces, objects map[string]bool) {
+	namespaces, objects = map[string]bool{}, s.createdObjects()
+	for _, list := range [][]Check{s.Symptom, s.Checks, s.Collateral} {
+		for i := range list {
+			if ns := list[i].namespace(); ns != "" {
+				namespaces[ns] = true
+			}
+			if o := list[i].object(); o != nil {
+				objects[o.key()] = true
+			}
+		}
+	}
+	for _, f := range s.Faults {
+		if c := f.Custom; c != nil {
+			if ns := c.Args["namespace"]; ns != "" {
+				namespaces[ns] = true
+			}
+			if systemCustomFaults[c.Func] {
+				namespaces["kube-system"] = true
+			}
+		}
+	}
+	for _, list := range [][]Check{s.Symptom, s.Checks, s.Collateral} {
+		for i := range list {
+			if c := list[i].Custom; c != nil && systemCustomChecks[c.Func] {
+				namespaces["kube-system"] = true
+			}
+		}
+	}
+	for key := range objects {
+		kind, rest, _ := strings.Cut(key, "/")
+		ns, name, _ := strings.Cut(rest, "/")
+		if ns != "" {
+			namespaces[ns] = true
+		}
+		if kind == "Namespace" {
+			namespaces[name] = true
+		}
+	}
+	return namespaces, objects
+}
+
+// systemCustomFaults and systemCustomChecks are the custom faults and checks about objects in kube-system they
+// find at run time (the CNI's DaemonSet, metrics-server), which their arguments do not name.
+var (
+	systemCustomFaults = map[string]bool{"excludeFromCNIDaemonSet": true, "installMetricsServer": true}
+	systemCustomChecks = map[string]bool{"cniDaemonSetReadyOn": true}
+)
