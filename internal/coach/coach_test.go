@@ -129,3 +129,24 @@ func TestTimelines(t *testing.T) {
 		t.Errorf("writes no question involves = %+v", rest)
 	}
 }
+
+func TestWrongHost(t *testing.T) {
+	at := time.Date(2026, 12, 7, 1, 0, 0, 0, time.UTC)
+	write := func(user, resource, ns, name string) Event {
+		return Event{Verb: "patch", User: User{Username: user}, ObjectRef: &ObjectRef{Resource: resource, Namespace: ns, Name: name, APIGroup: "apps"}, Received: at}
+	}
+	hostOf := func(u string) string { return strings.TrimPrefix(u, "candidate@") }
+	events := []Event{
+		write("candidate@cka2000", "deployments", "shop", "web"),
+		write("candidate@cka2000", "deployments", "shop", "web"), // the same object again: one note
+		write("candidate@cka1000", "configmaps", "shop", "web-config"),
+	}
+	notes, fromHost := WrongHost(events, "cka1000", hostOf)
+	if !fromHost || len(notes) != 1 || notes[0].Kind != KindWrongHost || notes[0].Object != "deployment/web" ||
+		notes[0].Message != "you changed deployment/web in namespace shop on host cka2000; the question was on host cka1000" {
+		t.Errorf("notes %+v, fromHost %v", notes, fromHost)
+	}
+	if _, fromHost := WrongHost(events[:2], "cka1000", hostOf); fromHost {
+		t.Error("writes only from cka2000 counted as from the question's host")
+	}
+}

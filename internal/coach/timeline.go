@@ -24,8 +24,23 @@ func (s Scope) involves(ref ObjectRef) bool {
 // and returns each question's timeline (nil for a question without writes) and the notes on the writes no
 // question involves.
 func Timelines(events []Event, start time.Time, scopes []Scope) (timelines []*Timeline, rest []Note) {
-	per := make([][]Event, len(scopes))
-	var others []Event
+	per, others := Split(events, scopes)
+	timelines = make([]*Timeline, len(scopes))
+	for i, evs := range per {
+		if len(evs) == 0 {
+			continue
+		}
+		first, last := evs[0].Received, evs[len(evs)-1].Received
+		timelines[i] = &Timeline{AfterSeconds: first.Sub(start).Seconds(), FirstWrite: first, LastWrite: last, FixSeconds: last.Sub(first).Seconds(), Writes: len(evs),
+			WrongTurns: nonNil(Notes(evs, scopes[i]))}
+	}
+	return timelines, Notes(others, Scope{})
+}
+
+// Split divides the learner's writes among an exam's questions by what each involves (a write two questions
+// involve counts for both), and returns the writes no question involves apart.
+func Split(events []Event, scopes []Scope) (per [][]Event, others []Event) {
+	per = make([][]Event, len(scopes))
 	for _, e := range events {
 		owned := false
 		for i, s := range scopes {
@@ -37,16 +52,40 @@ func Timelines(events []Event, start time.Time, scopes []Scope) (timelines []*Ti
 			others = append(others, e)
 		}
 	}
-	timelines = make([]*Timeline, len(scopes))
-	for i, evs := range per {
-		if len(evs) == 0 {
+	return per, others
+}
+
+// KindWrongHost is a note on a write made from another exam host than the question's.
+const KindWrongHost = "wrong-host"
+
+// WrongHost notes each object of a question that the learner changed from another exam host than host, the
+// question's (hostOf names the host a user belongs to, "" for none), once per object and host; and says
+// whether any of the question's writes came from its own host.
+func WrongHost(events []Event, host string, hostOf func(user string) string) (notes []Note, fromHost bool) {
+	seen := map[string]bool{}
+	for _, e := range events {
+		from := hostOf(e.User.Username)
+		switch from {
+		case host:
+			fromHost = true
+			continue
+		case "":
 			continue
 		}
-		first, last := evs[0].Received, evs[len(evs)-1].Received
-		timelines[i] = &Timeline{AfterSeconds: first.Sub(start).Seconds(), FirstWrite: first, LastWrite: last, FixSeconds: last.Sub(first).Seconds(), Writes: len(evs),
-			WrongTurns: nonNil(Notes(evs, scopes[i]))}
+		ref := *e.ObjectRef
+		name := singular(ref.Resource) + "/" + ref.Name
+		if seen[from+" "+ref.Namespace+" "+name] {
+			continue
+		}
+		seen[from+" "+ref.Namespace+" "+name] = true
+		where := ""
+		if ref.Namespace != "" {
+			where = " in namespace " + ref.Namespace
+		}
+		notes = append(notes, Note{Kind: KindWrongHost, Object: name, Namespace: ref.Namespace, At: e.Received,
+			Message: "you changed " + name + where + " on host " + from + "; the question was on host " + host})
 	}
-	return timelines, Notes(others, Scope{})
+	return notes, fromHost
 }
 
 func nonNil(notes []Note) []Note {

@@ -45,6 +45,15 @@ type QuestionReport struct {
 	Seconds   float64       `json:"seconds"`
 	// Timeline is the question's part of the learner's writes, from the audit log; nil without writes or log.
 	Timeline *coach.Timeline `json:"timeline,omitempty"`
+	// WrongHost says why a question that passed earned nothing: its fix was made from another exam host.
+	WrongHost string `json:"wrongHost,omitempty"`
+}
+
+// FixedOnWrongHost scores the question as the exam does a fix made on the wrong host, which never reaches
+// the question's cluster there: 0, saying why. The report's totals need Total again.
+func (qr *QuestionReport) FixedOnWrongHost(why string) {
+	qr.Passed, qr.Credit, qr.WrongHost = false, 0, why
+	qr.Failing = append([]string{why}, qr.Failing...)
 }
 
 // Report is a graded exam.
@@ -87,15 +96,23 @@ func Score(id string, qs []Question, out *grader.Outcome, used time.Duration, no
 		} else {
 			qr.fill(o)
 		}
-		rep.Weight += q.Weight
-		rep.Credit += qr.Credit
 		rep.Questions = append(rep.Questions, qr)
 	}
-	if rep.Weight > 0 {
-		rep.Percent = math.Round(1000*rep.Credit/float64(rep.Weight)) / 10
-	}
-	rep.Passed = rep.Percent >= PassMark
+	rep.Total()
 	return rep
+}
+
+// Total adds up the questions' weights and credits and decides the pass.
+func (r *Report) Total() {
+	r.Weight, r.Credit, r.Percent = 0, 0, 0
+	for _, q := range r.Questions {
+		r.Weight += q.Weight
+		r.Credit += q.Credit
+	}
+	if r.Weight > 0 {
+		r.Percent = math.Round(1000*r.Credit/float64(r.Weight)) / 10
+	}
+	r.Passed = r.Percent >= PassMark
 }
 
 func (qr *QuestionReport) fill(o grader.QuestionOutcome) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cka-lab/lab/internal/coach"
 	"github.com/cka-lab/lab/internal/exam"
+	"github.com/cka-lab/lab/internal/examhost"
 	"github.com/cka-lab/lab/scenarios"
 )
 
@@ -66,9 +67,25 @@ func (s *Session) coachExam(ctx context.Context, e *Exam, insts []*scenarios.Ins
 	for i, inst := range insts {
 		scopes[i] = scope(inst)
 	}
-	timelines, rest := coach.Timelines(coach.Learner(events, e.Started), e.Started, scopes)
+	learner := coach.Learner(events, e.Started)
+	timelines, rest := coach.Timelines(learner, e.Started, scopes)
 	for i := range rep.Questions {
 		rep.Questions[i].Timeline = timelines[i]
 	}
 	rep.Coaching = rest
+	per, _ := coach.Split(learner, scopes)
+	for i, q := range e.Questions {
+		if q.Host == "" || i >= len(rep.Questions) {
+			continue
+		}
+		wrong, fromHost := coach.WrongHost(per[i], q.Host, examhost.HostOf)
+		if len(wrong) == 0 {
+			continue
+		}
+		rep.Questions[i].Timeline.WrongTurns = append(rep.Questions[i].Timeline.WrongTurns, wrong...)
+		if !fromHost && rep.Questions[i].Credit > 0 {
+			rep.Questions[i].FixedOnWrongHost(fmt.Sprintf("fixed on the wrong host: %s (the exam scores it 0)", wrong[0].Message))
+		}
+	}
+	rep.Total()
 }
