@@ -426,3 +426,24 @@ func DueWarning(st *state.Store, cluster string, e *Exam, now time.Time) (int, e
 	}
 	return due, st.Write(cluster, warningsFile, w)
 }
+
+// FocusHost makes the question solved on host the current one, as the candidate moves to it by ssh, charging
+// the time since the last switch to the question that was current; it returns the question's index, -1 when no
+// running exam has that host. It takes the cluster's lock only briefly and needs no cluster.
+func FocusHost(ctx context.Context, st *state.Store, cluster, host string) (int, error) {
+	lock, err := st.LockCluster(ctx, cluster, 5*time.Second)
+	if err != nil {
+		return -1, err
+	}
+	defer func() { _ = lock.Unlock() }()
+	e, err := ReadExam(st, cluster)
+	if err != nil || e == nil || !e.Running() {
+		return -1, err
+	}
+	i := slices.IndexFunc(e.Questions, func(q ExamQuestion) bool { return q.Host == host })
+	if i < 0 || i == e.Current {
+		return i, nil
+	}
+	e.Go(i, time.Now().UTC())
+	return i, st.Write(cluster, examFile, e)
+}

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -107,5 +108,27 @@ func TestDueWarning(t *testing.T) {
 	short.ID = "second"
 	if got, _ := DueWarning(st, "lab", short, t0.Add(6*time.Minute)); got != 15 {
 		t.Errorf("a 20-minute exam 6 minutes in: warning %d, want 15 (never 30, and a new exam starts afresh)", got)
+	}
+}
+
+func TestFocusHost(t *testing.T) {
+	st := state.At(filepath.Join(t.TempDir(), "state"))
+	e := newExam(time.Now().UTC().Add(-time.Minute), time.Hour, 3)
+	for i, h := range []string{"cka1000", "cka2000", "cka3000"} {
+		e.Questions[i].Host = h
+	}
+	if err := st.Write("lab", examFile, e); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if i, err := FocusHost(ctx, st, "lab", "cka3000"); i != 2 || err != nil {
+		t.Fatalf("FocusHost(cka3000) = %d, %v", i, err)
+	}
+	got, _ := ReadExam(st, "lab")
+	if got.Current != 2 || got.Questions[0].Spent < 59*time.Second {
+		t.Errorf("current %d, question 1 charged %s: want question 3 current, the minute charged to question 1", got.Current, got.Questions[0].Spent)
+	}
+	if i, err := FocusHost(ctx, st, "lab", "worker"); i != -1 || err != nil {
+		t.Errorf("FocusHost(worker) = %d, %v; want -1 (no question's host)", i, err)
 	}
 }

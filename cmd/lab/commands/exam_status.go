@@ -191,7 +191,7 @@ func printTimelines(w io.Writer, rep *exam.Report) {
 			continue
 		}
 		if !header {
-			fmt.Fprintln(w, "\nTimeline (from the API server's audit log; the score does not count it):")
+			fmt.Fprintln(w, "\nTimeline (from the API server's audit log):")
 			header = true
 		}
 		after := time.Duration(tl.AfterSeconds * float64(time.Second))

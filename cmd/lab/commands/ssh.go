@@ -89,6 +89,12 @@ func sshExamHost(f *Factory, cmd *cobra.Command, name string, command []string) 
 	if err != nil {
 		return true, err
 	}
+	// The exam knows which question the candidate is on by the host they are on, as time per question.
+	if i, err := session.FocusHost(cmd.Context(), st, f.ClusterName, name); err != nil {
+		fmt.Fprintf(f.ErrOut, "warning: %v\n", err)
+	} else if i >= 0 && len(command) == 0 {
+		fmt.Fprintf(f.ErrOut, "Question %d, on host %s.\n", i+1, name)
+	}
 	return true, runShell(f, cmd, argv, env, len(command) == 0)
 }
 
