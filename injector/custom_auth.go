@@ -3,11 +3,8 @@ package injector
 import (
 	"context"
 	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
 	"math/big"
@@ -87,22 +84,7 @@ func userKubeconfig(ctx context.Context, i *Injector, args map[string]string) er
 // that also calls itself "kubernetes", as a CA of another cluster does.
 func caFor(ctx context.Context, i *Injector, args map[string]string) (*pki.CA, error) {
 	if args["fault"] == "foreignCA" {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			return nil, err
-		}
-		tmpl := &x509.Certificate{
-			Subject:   pkix.Name{CommonName: "kubernetes"},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(365 * 24 * time.Hour),
-			KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-			BasicConstraintsValid: true, IsCA: true,
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-		if err != nil {
-			return nil, fmt.Errorf("self-sign a foreign CA: %w", err)
-		}
-		ca, err := x509.ParseCertificate(der)
-		return &pki.CA{Cert: ca, Key: key}, err
+		return pki.NewCA("kubernetes", 365*24*time.Hour)
 	}
 	n, err := i.node(args["node"])
 	if err != nil {

@@ -15,31 +15,21 @@ import (
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/cka-lab/lab/internal/pki"
 )
 
-func testCA(t *testing.T) (*x509.Certificate, *ecdsa.PrivateKey, []byte) {
+func testCA(t *testing.T) *pki.CA {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := pki.NewCA("kubernetes", time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		Subject: pkix.Name{CommonName: "kubernetes"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ca, key, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	return ca
 }
 
 func TestKubeconfigFor(t *testing.T) {
-	_, _, caPEM := testCA(t)
+	caPEM := testCA(t).PEM
 	base := map[string]string{"node": "lab-control-plane", "user": "ops-li", "cluster": "lab", "namespace": "ops", "badPort": "6444"}
 	with := func(fault string) map[string]string {
 		args := map[string]string{"fault": fault}
@@ -84,7 +74,8 @@ func TestKubeconfigFor(t *testing.T) {
 }
 
 func TestReissueKeepsNamesUsagesAndKey(t *testing.T) {
-	ca, caKey, _ := testCA(t)
+	testca := testCA(t)
+	ca, caKey := testca.Cert, testca.Key
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)

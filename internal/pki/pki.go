@@ -34,6 +34,31 @@ type CA struct {
 	Key  crypto.Signer
 }
 
+// NewCA makes a self-signed CA called commonName, valid for the hour before now and validity after: the CA of
+// another cluster (kubeadm's call themselves "kubernetes" too), or a test's.
+func NewCA(commonName string, validity time.Duration) (*CA, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: commonName},
+		NotBefore:    time.Now().Add(-time.Hour), NotAfter: time.Now().Add(validity),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true, IsCA: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, fmt.Errorf("self-sign a CA: %w", err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	return &CA{Cert: cert, Key: key, PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}, nil
+}
+
 // ClusterCA reads the cluster CA from control-plane node n.
 func ClusterCA(ctx context.Context, n nodes.Node) (*CA, error) {
 	certPEM, err := node.Run(ctx, n, "cat", CACertPath)
