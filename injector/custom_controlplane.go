@@ -124,13 +124,7 @@ func (i *Injector) revertStaticPod(ctx context.Context, p *StaticPodPrior) error
 	if p.Component != "kube-apiserver" && p.Component != "etcd" {
 		return nil
 	}
-	err = kube.Poll(ctx, time.Second, staticPodRestart, func(ctx context.Context) (bool, error) {
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		_, err := i.env.Clients.Kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-		return err == nil, nil
-	})
-	if err != nil {
+	if err := i.env.Clients.WaitReady(ctx, staticPodRestart); err != nil {
 		return fmt.Errorf("the API server did not become ready after %s was restored: %w", p.Component, err)
 	}
 	back := time.Now()
@@ -167,26 +161,16 @@ func restartedSince(ctx context.Context, n nodes.Node, t time.Time) bool {
 func stopOtherThan(ctx context.Context, n nodes.Node, component, keep string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	out, err := crictl(ctx, n, "ps", "--state", "running", "--label", "io.kubernetes.pod.namespace=kube-system",
-		"--name", "^"+component+"$", "-o", "json")
+	containers, err := node.RunningContainers(ctx, n, "kube-system", component)
 	if err != nil {
-		return fmt.Errorf("list %s containers on %s: %w", component, n, err)
+		return err
 	}
-	var list struct {
-		Containers []struct {
-			ID     string            `json:"id"`
-			Labels map[string]string `json:"labels"`
-		} `json:"containers"`
-	}
-	if err := json.Unmarshal([]byte(out), &list); err != nil {
-		return fmt.Errorf("read crictl ps on %s: %w", n, err)
-	}
-	for _, c := range list.Containers {
+	for _, c := range containers {
 		if keep != "" && c.Labels["io.kubernetes.pod.uid"] == keep {
 			continue
 		}
 		// The kubelet may have removed it since: it is gone, as wanted.
-		if _, err := crictl(ctx, n, "stop", "--timeout", "1", c.ID); err != nil && !strings.Contains(err.Error(), "NotFound") {
+		if _, err := node.Crictl(ctx, n, "stop", "--timeout", "1", c.ID); err != nil && !strings.Contains(err.Error(), "NotFound") {
 			return fmt.Errorf("stop the replaced %s on %s: %w", component, n, err)
 		}
 	}
@@ -250,12 +234,6 @@ func (i *Injector) hearNodes(ctx context.Context, back time.Time) error {
 	return nil
 }
 
-// crictl runs crictl on n with a request timeout of 20 s: its default of 2 s failed a container stop on a
-// busy machine (CI), where stopping an API server and tearing down its container takes longer.
-func crictl(ctx context.Context, n nodes.Node, args ...string) (string, error) {
-	return node.Run(ctx, n, "crictl", append([]string{"--timeout", "20s"}, args...)...)
-}
-
 // staticPod is one ready Pod sandbox of a component on a node, as the container runtime sees it: the API
 // server may be down.
 type staticPod struct {
@@ -266,7 +244,7 @@ type staticPod struct {
 func staticPods(ctx context.Context, n nodes.Node, component string) ([]staticPod, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	out, err := crictl(ctx, n, "pods", "--state", "ready", "--namespace", "kube-system",
+	out, err := node.Crictl(ctx, n, "pods", "--state", "ready", "--namespace", "kube-system",
 		"--label", "component="+component, "-o", "json")
 	if err != nil {
 		return nil, err
@@ -282,7 +260,7 @@ func staticPods(ctx context.Context, n nodes.Node, component string) ([]staticPo
 	}
 	var pods []staticPod
 	for _, it := range list.Items {
-		running, err := crictl(ctx, n, "ps", "--pod", it.ID, "--state", "running", "-q")
+		running, err := node.Crictl(ctx, n, "ps", "--pod", it.ID, "--state", "running", "-q")
 		if err != nil {
 			return nil, err
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cka-lab/lab/internal/kube"
 	"github.com/cka-lab/lab/internal/namespace"
+	"github.com/cka-lab/lab/internal/node"
 	"github.com/cka-lab/lab/scenarios"
 )
 
@@ -117,18 +118,7 @@ func (i *Injector) Revert(ctx context.Context) error {
 	return namespace.WaitGone(ctx, i.env.Clients, pending)
 }
 
-func (i *Injector) node(name string) (nodes.Node, error) {
-	ns, err := i.env.Nodes()
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range ns {
-		if n.String() == name {
-			return n, nil
-		}
-	}
-	return nil, fmt.Errorf("no node %q in the cluster", name)
-}
+func (i *Injector) node(name string) (nodes.Node, error) { return node.Find(i.env.Nodes, name) }
 
 // waitTimeout bounds every wait a fault does on the cluster.
 const waitTimeout = 90 * time.Second

@@ -172,3 +172,14 @@ func (c *Clients) Get(ctx context.Context, obj *unstructured.Unstructured) (*uns
 func Poll(ctx context.Context, interval, timeout time.Duration, cond func(context.Context) (bool, error)) error {
 	return wait.PollUntilContextTimeout(ctx, interval, timeout, true, cond)
 }
+
+// WaitReady waits up to timeout until the API server answers /readyz, each probe within 5 s: an API server
+// that cannot reach etcd holds a request until its own, much longer, timeout.
+func (c *Clients) WaitReady(ctx context.Context, timeout time.Duration) error {
+	return Poll(ctx, time.Second, timeout, func(ctx context.Context) (bool, error) {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, err := c.Kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err == nil, nil
+	})
+}

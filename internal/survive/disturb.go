@@ -2,10 +2,8 @@ package survive
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -109,24 +107,11 @@ func grace(p corev1.Pod) int64 {
 
 func ptr[T any](v T) *T { return &v }
 
-func nodeNamed(env Env, name string) (nodes.Node, error) {
-	ns, err := env.Nodes()
-	if err != nil {
-		return nil, fmt.Errorf("list the nodes: %w", err)
-	}
-	for _, n := range ns {
-		if n.String() == name {
-			return n, nil
-		}
-	}
-	return nil, fmt.Errorf("no node %s", name)
-}
-
 // reapplySysctl applies the node's boot-time configuration of keys as systemd-sysctl does at boot, the files
 // in the order of their names and the last setting winning, and of those keys only: the node shares its
 // kernel with the host and its other clusters, whose other settings lab leaves alone.
 func reapplySysctl(ctx context.Context, env Env, name string, keys []string) error {
-	n, err := nodeNamed(env, name)
+	n, err := node.Find(env.Nodes, name)
 	if err != nil {
 		return err
 	}
@@ -144,7 +129,7 @@ func reapplySysctl(ctx context.Context, env Env, name string, keys []string) err
 
 // restartKubelet restarts the kubelet and waits until it has posted its node Ready again.
 func restartKubelet(ctx context.Context, env Env, name string) error {
-	n, err := nodeNamed(env, name)
+	n, err := node.Find(env.Nodes, name)
 	if err != nil {
 		return err
 	}
@@ -171,7 +156,7 @@ func restartKubelet(ctx context.Context, env Env, name string) error {
 // restartContainerd restarts containerd and waits until it answers the CRI again; the containers it runs
 // keep running through their shims, as on a real node.
 func restartContainerd(ctx context.Context, env Env, name string) error {
-	n, err := nodeNamed(env, name)
+	n, err := node.Find(env.Nodes, name)
 	if err != nil {
 		return err
 	}
@@ -179,7 +164,7 @@ func restartContainerd(ctx context.Context, env Env, name string) error {
 		return fmt.Errorf("restart containerd: %w", err)
 	}
 	_ = kube.Poll(ctx, time.Second, back, func(ctx context.Context) (bool, error) {
-		_, err := crictl(ctx, n, "info")
+		_, err := node.Crictl(ctx, n, "info")
 		return err == nil, nil
 	})
 	return nil
@@ -188,7 +173,7 @@ func restartContainerd(ctx context.Context, env Env, name string) error {
 // restartStaticPod stops the component's running containers, which the kubelet starts again from its
 // manifest, and waits for a new one to run (and for the API server to answer, when it was the one).
 func restartStaticPod(ctx context.Context, env Env, name, component string) (bool, error) {
-	n, err := nodeNamed(env, name)
+	n, err := node.Find(env.Nodes, name)
 	if err != nil {
 		return false, err
 	}
@@ -199,7 +184,7 @@ func restartStaticPod(ctx context.Context, env Env, name, component string) (boo
 	if len(old) == 0 {
 		return false, nil
 	}
-	if _, err := crictl(ctx, n, append([]string{"stop"}, old...)...); err != nil {
+	if _, err := node.Crictl(ctx, n, append([]string{"stop"}, old...)...); err != nil {
 		return false, fmt.Errorf("stop %s: %w", component, err)
 	}
 	_ = kube.Poll(ctx, time.Second, back, func(ctx context.Context) (bool, error) {
@@ -207,41 +192,17 @@ func restartStaticPod(ctx context.Context, env Env, name, component string) (boo
 		return err == nil && slices.ContainsFunc(ids, func(id string) bool { return !slices.Contains(old, id) }), nil
 	})
 	if component == "kube-apiserver" || component == "etcd" {
-		_ = kube.Poll(ctx, time.Second, back, func(ctx context.Context) (bool, error) {
-			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			defer cancel()
-			_, err := env.Clients.Kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-			return err == nil, nil
-		})
+		_ = env.Clients.WaitReady(ctx, back)
 	}
 	return true, nil
 }
 
 // running lists the IDs of the component's running containers in kube-system on n.
 func running(ctx context.Context, n nodes.Node, component string) ([]string, error) {
-	out, err := crictl(ctx, n, "ps", "--state", "running", "--label", "io.kubernetes.pod.namespace=kube-system",
-		"--name", "^"+component+"$", "-o", "json")
-	if err != nil {
-		return nil, fmt.Errorf("list the %s containers on %s: %w", component, n, err)
-	}
-	var list struct {
-		Containers []struct {
-			ID string `json:"id"`
-		} `json:"containers"`
-	}
-	if err := json.Unmarshal([]byte(out), &list); err != nil {
-		return nil, fmt.Errorf("read the %s containers on %s: %w", component, n, err)
-	}
+	containers, err := node.RunningContainers(ctx, n, "kube-system", component)
 	var ids []string
-	for _, c := range list.Containers {
+	for _, c := range containers {
 		ids = append(ids, c.ID)
 	}
-	return ids, nil
-}
-
-func crictl(ctx context.Context, n nodes.Node, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	out, err := node.Run(ctx, n, "crictl", append([]string{"--timeout", "20s"}, args...)...)
-	return strings.TrimSpace(out), err
+	return ids, err
 }
