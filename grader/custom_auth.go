@@ -14,6 +14,7 @@ import (
 
 	"github.com/cka-lab/lab/internal/journey"
 	"github.com/cka-lab/lab/internal/node"
+	"github.com/cka-lab/lab/internal/pki"
 )
 
 func init() {
@@ -21,20 +22,7 @@ func init() {
 	Register("kubeconfigCertFromCSR", kubeconfigCertFromCSR)
 }
 
-const clusterCA = "/etc/kubernetes/pki/ca.crt"
-
-func (e Env) nodeNamed(name string) (nodes.Node, error) {
-	ns, err := e.Nodes()
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range ns {
-		if n.String() == name {
-			return n, nil
-		}
-	}
-	return nil, fmt.Errorf("no node %s", name)
-}
+func (e Env) nodeNamed(name string) (nodes.Node, error) { return node.Find(e.Nodes, name) }
 
 // clusterCAUnchanged: the cluster CA on args.node is still the one lab's kubeconfig trusts. Re-running kubeadm's
 // certificate phases, or copying another CA over it, would make every issued credential worthless.
@@ -43,14 +31,14 @@ func clusterCAUnchanged(ctx context.Context, e Env, args map[string]string) Resu
 	if err != nil {
 		return e.fail("%v", err)
 	}
-	out, err := node.Run(ctx, n, "cat", clusterCA)
+	out, err := node.Run(ctx, n, "cat", pki.CACertPath)
 	if err != nil {
-		return e.fail("read %s on %s: %v", clusterCA, n, err)
+		return e.fail("read %s on %s: %v", pki.CACertPath, n, err)
 	}
 	if !bytes.Equal(bytes.TrimSpace([]byte(out)), bytes.TrimSpace(e.Clients.Config.CAData)) {
-		return Result{Evidence: fmt.Sprintf("%s on %s is not the cluster's CA any more: every kubeconfig and certificate issued under it stops working", clusterCA, n), Stage: journey.Authentication}
+		return Result{Evidence: fmt.Sprintf("%s on %s is not the cluster's CA any more: every kubeconfig and certificate issued under it stops working", pki.CACertPath, n), Stage: journey.Authentication}
 	}
-	return pass("%s on %s is the cluster CA it was", clusterCA, n)
+	return pass("%s on %s is the cluster CA it was", pki.CACertPath, n)
 }
 
 // kubeconfigCertFromCSR: the client certificate the current context of the kubeconfig args.path on args.node

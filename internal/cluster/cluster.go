@@ -24,6 +24,7 @@ import (
 
 	"github.com/cka-lab/lab/internal/cluster/hostenv"
 	"github.com/cka-lab/lab/internal/kube"
+	"github.com/cka-lab/lab/internal/pki"
 	"github.com/cka-lab/lab/internal/state"
 	"github.com/cka-lab/lab/internal/ui"
 )
@@ -127,6 +128,19 @@ func (c *Cluster) Workers() ([]nodes.Node, error) {
 	}
 	slices.SortFunc(ws, func(a, b nodes.Node) int { return cmpString(a.String(), b.String()) })
 	return ws, nil
+}
+
+// ControlPlane returns the cluster's control-plane node, where kubeadm keeps the CA and the API server runs.
+func (c *Cluster) ControlPlane() (nodes.Node, error) {
+	ns, err := c.Nodes()
+	if err != nil {
+		return nil, err
+	}
+	cps, err := nodeutils.SelectNodesByRole(ns, "control-plane")
+	if err != nil || len(cps) == 0 {
+		return nil, fmt.Errorf("cluster %s has no control-plane node: %v", c.Name, err)
+	}
+	return cps[0], nil
 }
 
 func cmpString(a, b string) int {
@@ -274,9 +288,6 @@ func (p *Provider) Get(ctx context.Context, name string) (*Cluster, error) {
 	return c, nil
 }
 
-// caPath is where kubeadm keeps the cluster CA on control-plane nodes.
-const caPath = "/etc/kubernetes/pki/ca.crt"
-
 // verifyCA proves ownership without the API server: the CA in lab's kubeconfig is the CA on the cluster's
 // control-plane node. A kind cluster recreated under the same name by anyone else has a new CA.
 func (c *Cluster) verifyCA(ctx context.Context) error {
@@ -284,19 +295,15 @@ func (c *Cluster) verifyCA(ctx context.Context) error {
 	if len(want) == 0 {
 		return fmt.Errorf("lab's kubeconfig %s has no embedded CA", c.Kubeconfig)
 	}
-	ns, err := c.Nodes()
+	cp, err := c.ControlPlane()
 	if err != nil {
 		return err
 	}
-	cps, err := nodeutils.SelectNodesByRole(ns, "control-plane")
-	if err != nil || len(cps) == 0 {
-		return fmt.Errorf("no control-plane node: %v", err)
-	}
 	var out bytes.Buffer
-	cmd := cps[0].CommandContext(ctx, "cat", caPath)
+	cmd := cp.CommandContext(ctx, "cat", pki.CACertPath)
 	cmd.SetStdout(&out)
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("read %s on %s: %w", caPath, cps[0], err)
+		return fmt.Errorf("read %s on %s: %w", pki.CACertPath, cp, err)
 	}
 	if !bytes.Equal(bytes.TrimSpace(out.Bytes()), want) {
 		return &NotLabError{Name: c.Name, Reason: "its cluster CA is not the one in lab's kubeconfig"}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	nodeutils "sigs.k8s.io/kind/pkg/cluster/nodeutils"
-
 	"github.com/cka-lab/lab/internal/coach"
 	"github.com/cka-lab/lab/internal/exam"
 	"github.com/cka-lab/lab/internal/examhost"
@@ -20,18 +18,11 @@ const coachTimeout = 20 * time.Second
 func (s *Session) auditEvents(ctx context.Context) (events []coach.Event, found bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, coachTimeout)
 	defer cancel()
-	ns, err := s.Cluster.Nodes()
+	cp, err := s.Cluster.ControlPlane()
 	if err != nil {
-		return nil, false, err
+		return nil, false, fmt.Errorf("find the audit log: %w", err)
 	}
-	cps, err := nodeutils.SelectNodesByRole(ns, "control-plane")
-	if err != nil {
-		return nil, false, fmt.Errorf("find the control-plane node for its audit log: %w", err)
-	}
-	if len(cps) == 0 {
-		return nil, false, fmt.Errorf("cluster %s has no control-plane node to read the audit log from", s.Cluster.Name)
-	}
-	return coach.Read(ctx, cps[0])
+	return coach.Read(ctx, cp)
 }
 
 // scope is what an instance's task is about, for its coaching.
@@ -67,13 +58,12 @@ func (s *Session) coachExam(ctx context.Context, e *Exam, insts []*scenarios.Ins
 	for i, inst := range insts {
 		scopes[i] = scope(inst)
 	}
-	learner := coach.Learner(events, e.Started)
-	timelines, rest := coach.Timelines(learner, e.Started, scopes)
+	per, others := coach.Split(coach.Learner(events, e.Started), scopes)
+	timelines, rest := coach.Timelines(per, others, e.Started, scopes)
 	for i := range rep.Questions {
 		rep.Questions[i].Timeline = timelines[i]
 	}
 	rep.Coaching = rest
-	per, _ := coach.Split(learner, scopes)
 	for i, q := range e.Questions {
 		if q.Host == "" || i >= len(rep.Questions) {
 			continue

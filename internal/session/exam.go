@@ -8,8 +8,6 @@ import (
 	"slices"
 	"time"
 
-	nodeutils "sigs.k8s.io/kind/pkg/cluster/nodeutils"
-
 	"github.com/cka-lab/lab/grader"
 	"github.com/cka-lab/lab/internal/exam"
 	"github.com/cka-lab/lab/internal/examhost"
@@ -363,15 +361,11 @@ func ExamHostsOf(st *state.Store, cluster string) examhost.Hosts {
 // prepareHosts gives every host an identity under the cluster's CA and a shell whose ssh calls this lab back
 // for this cluster.
 func (s *Session) prepareHosts(ctx context.Context, hosts []string) error {
-	ns, err := s.Cluster.Nodes()
+	cp, err := s.Cluster.ControlPlane()
 	if err != nil {
 		return err
 	}
-	cps, err := nodeutils.SelectNodesByRole(ns, "control-plane")
-	if err != nil || len(cps) == 0 {
-		return fmt.Errorf("no control-plane node to read the cluster CA from: %v", err)
-	}
-	ca, err := pki.ClusterCA(ctx, cps[0])
+	ca, err := pki.ClusterCA(ctx, cp)
 	if err != nil {
 		return err
 	}
