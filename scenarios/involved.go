@@ -15,6 +15,9 @@ func (s *Scenario) Involved() (namespaces, objects map[string]bool) {
 			if o := list[i].object(); o != nil {
 				objects[o.key()] = true
 			}
+			if c := list[i].Custom; c != nil && systemCustomChecks[c.Func] {
+				namespaces["kube-system"] = true
+			}
 		}
 	}
 	for _, f := range s.Faults {
@@ -23,13 +26,6 @@ func (s *Scenario) Involved() (namespaces, objects map[string]bool) {
 				namespaces[ns] = true
 			}
 			if systemCustomFaults[c.Func] {
-				namespaces["kube-system"] = true
-			}
-		}
-	}
-	for _, list := range [][]Check{s.Symptom, s.Checks, s.Collateral} {
-		for i := range list {
-			if c := list[i].Custom; c != nil && systemCustomChecks[c.Func] {
 				namespaces["kube-system"] = true
 			}
 		}

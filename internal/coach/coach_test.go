@@ -117,7 +117,9 @@ func TestTimelines(t *testing.T) {
 	events := Learner(recorded(t), time.Time{})
 	other := NewScope("Make the Service answer.", map[string]bool{"other": true}, nil)
 	start := time.Date(2026, 12, 7, 1, 5, 1, 0, time.UTC)
-	timelines, rest := Timelines(events, start, []Scope{storefront, other})
+	scopes := []Scope{storefront, other}
+	per, others := Split(events, scopes)
+	timelines, rest := Timelines(per, others, start, scopes)
 	if tl := timelines[0]; tl == nil || tl.Writes != 4 || tl.AfterSeconds < 4 || tl.AfterSeconds > 5 || tl.FixSeconds < 1 || len(tl.WrongTurns) != 2 ||
 		tl.WrongTurns[0].Kind != KindRecreated || tl.WrongTurns[1].Kind != KindForced {
 		t.Errorf("storefront's timeline = %+v", tl)

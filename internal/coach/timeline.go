@@ -20,11 +20,10 @@ func (s Scope) involves(ref ObjectRef) bool {
 	return (ref.Namespace != "" && s.Namespaces[ref.Namespace]) || s.Objects[kindKey(ref)]
 }
 
-// Timelines divides the learner's writes (Learner's result, since start) among an exam's questions by what each involves,
-// and returns each question's timeline (nil for a question without writes) and the notes on the writes no
-// question involves.
-func Timelines(events []Event, start time.Time, scopes []Scope) (timelines []*Timeline, rest []Note) {
-	per, others := Split(events, scopes)
+// Timelines takes the learner's writes since start as Split divided them among an exam's questions (per, with
+// the scopes it used) and returns each question's timeline (nil for a question without writes) and the notes
+// on the writes no question involves (others).
+func Timelines(per [][]Event, others []Event, start time.Time, scopes []Scope) (timelines []*Timeline, rest []Note) {
 	timelines = make([]*Timeline, len(scopes))
 	for i, evs := range per {
 		if len(evs) == 0 {
