@@ -5,7 +5,8 @@ import (
 	"testing"
 )
 
-// BenchmarkParse is the loader's cost per scenario file: every lab command parses the whole catalogue once.
+// BenchmarkParse is the loader's cost per scenario file: a command about one scenario parses its file, one
+// that lists the catalogue every file.
 func BenchmarkParse(b *testing.B) {
 	data, err := fs.ReadFile(catalogFS, "catalog/cni-plugin-missing.yaml")
 	if err != nil {

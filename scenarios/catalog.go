@@ -22,8 +22,24 @@ var BaseImages = []string{"nginx:1.27", "busybox:1.36"}
 
 // Catalog is every scenario lab ships, by id.
 type Catalog struct {
+	// lazy is set for the embedded catalogue: a command about one scenario parses only its file (Get), since
+	// parsing all of them costs a tenth of a CPU-second, paid by every lab command; whatever lists the
+	// catalogue parses it whole, once.
+	lazy *lazyFiles
 	byID map[string]*Scenario
 	ids  []string
+}
+
+// lazyFiles are the embedded catalogue's files by id (the file name: Validate makes them equal), parsed on
+// demand.
+type lazyFiles struct {
+	fsys  fs.FS
+	dir   string
+	files map[string]string
+	mu    sync.Mutex
+	one   map[string]*Scenario
+	whole sync.Once
+	err   error
 }
 
 var (
@@ -32,10 +48,61 @@ var (
 	builtinOnce sync.Once
 )
 
-// Builtin returns the embedded catalogue, parsed once.
+// Builtin returns the embedded catalogue.
 func Builtin() (*Catalog, error) {
-	builtinOnce.Do(func() { builtin, builtinErr = LoadFS(catalogFS, "catalog") })
+	builtinOnce.Do(func() { builtin, builtinErr = lazyFS(catalogFS, "catalog") })
 	return builtin, builtinErr
+}
+
+func lazyFS(fsys fs.FS, dir string) (*Catalog, error) {
+	entries, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return nil, fmt.Errorf("read scenarios in %s: %w", dir, err)
+	}
+	l := &lazyFiles{fsys: fsys, dir: dir, files: map[string]string{}, one: map[string]*Scenario{}}
+	c := &Catalog{lazy: l}
+	for _, e := range entries {
+		if !e.IsDir() && path.Ext(e.Name()) == ".yaml" {
+			id := strings.TrimSuffix(e.Name(), ".yaml")
+			l.files[id] = path.Join(dir, e.Name())
+			c.ids = append(c.ids, id)
+		}
+	}
+	return c, nil
+}
+
+// Load parses the whole catalogue now and returns its problems, file:line each, as lint reports them.
+func (c *Catalog) Load() error {
+	if c.lazy == nil {
+		return nil
+	}
+	c.lazy.whole.Do(func() {
+		whole, err := LoadFS(c.lazy.fsys, c.lazy.dir)
+		if err != nil {
+			c.lazy.err = err
+			return
+		}
+		// A scenario Get already returned stays the same object for the caller that holds it.
+		c.lazy.mu.Lock()
+		defer c.lazy.mu.Unlock()
+		for id, s := range c.lazy.one {
+			whole.byID[id] = s
+		}
+		for id, s := range whole.byID {
+			c.lazy.one[id] = s
+		}
+		c.byID, c.ids = whole.byID, whole.ids
+	})
+	return c.lazy.err
+}
+
+// loadAll parses the lazy catalogue whole for the listings. The embedded files are lab's own data, proven to
+// parse by its unit tests and `lab scenario lint` in CI, so a failure here is a broken build, not a user's
+// mistake.
+func (c *Catalog) loadAll() {
+	if err := c.Load(); err != nil {
+		panic(fmt.Sprintf("the built-in scenario catalogue does not parse (run `lab scenario lint`): %v", err))
+	}
 }
 
 // LoadFS parses every *.yaml under dir of fsys; all problems of all files are reported together.
@@ -91,10 +158,14 @@ func (c *Catalog) sort() {
 }
 
 // IDs lists scenario ids in journey order.
-func (c *Catalog) IDs() []string { return append([]string(nil), c.ids...) }
+func (c *Catalog) IDs() []string {
+	c.loadAll()
+	return append([]string(nil), c.ids...)
+}
 
 // All lists scenarios in journey order.
 func (c *Catalog) All() []*Scenario {
+	c.loadAll()
 	out := make([]*Scenario, len(c.ids))
 	for i, id := range c.ids {
 		out[i] = c.byID[id]
@@ -104,7 +175,11 @@ func (c *Catalog) All() []*Scenario {
 
 // Get returns a scenario; an unknown id gets an error suggesting the nearest ids.
 func (c *Catalog) Get(id string) (*Scenario, error) {
-	if s, ok := c.byID[id]; ok {
+	if c.lazy != nil {
+		if file, ok := c.lazy.files[id]; ok {
+			return c.lazy.get(id, file)
+		}
+	} else if s, ok := c.byID[id]; ok {
 		return s, nil
 	}
 	msg := fmt.Sprintf("unknown scenario %q", id)
@@ -116,6 +191,7 @@ func (c *Catalog) Get(id string) (*Scenario, error) {
 
 // Nearest returns up to n ids closest to id by edit distance, or containing it.
 func (c *Catalog) Nearest(id string, n int) []string {
+	c.loadAll()
 	type cand struct {
 		id string
 		d  int
@@ -140,12 +216,32 @@ func (c *Catalog) Nearest(id string, n int) []string {
 
 // Images is every workload image the catalogue declares, plus BaseImages, sorted and without duplicates.
 func (c *Catalog) Images() []string {
+	c.loadAll()
 	all := append([]string(nil), BaseImages...)
 	for _, s := range c.byID {
 		all = append(all, s.Images...)
 	}
 	sort.Strings(all)
 	return dedupe(all)
+}
+
+// get parses one file of the lazy catalogue, once; the whole catalogue, once parsed, has it too.
+func (l *lazyFiles) get(id, file string) (*Scenario, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s, ok := l.one[id]; ok {
+		return s, nil
+	}
+	data, err := fs.ReadFile(l.fsys, file)
+	if err != nil {
+		return nil, err
+	}
+	s, err := Parse("scenarios/"+file, data)
+	if err != nil {
+		return nil, err
+	}
+	l.one[id] = s
+	return s, nil
 }
 
 func dedupe(in []string) []string {

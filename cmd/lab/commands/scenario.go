@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -112,7 +113,14 @@ func newScenarioCmd(f *Factory) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				all = cat.All()
+				var perr scenarios.Errors
+				if err := cat.Load(); errors.As(err, &perr) {
+					errs = append(errs, perr...)
+				} else if err != nil {
+					return err
+				} else {
+					all = cat.All()
+				}
 			}
 			for _, s := range all {
 				errs = append(errs, scenarios.Lint(s, grader.Registered, injector.Registered)...)
