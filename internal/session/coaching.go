@@ -15,14 +15,14 @@ import (
 const coachTimeout = 20 * time.Second
 
 // auditEvents reads the control-plane node's audit log; found is false on a cluster created before lab kept one.
-func (s *Session) auditEvents(ctx context.Context) (events []coach.Event, found bool, err error) {
+func (s *Session) auditEvents(ctx context.Context, since time.Time) (events []coach.Event, found bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, coachTimeout)
 	defer cancel()
 	cp, err := s.Cluster.ControlPlane()
 	if err != nil {
 		return nil, false, fmt.Errorf("find the audit log: %w", err)
 	}
-	return coach.Read(ctx, cp)
+	return coach.Read(ctx, cp, since)
 }
 
 // scope is what an instance's task is about, for its coaching.
@@ -34,7 +34,7 @@ func scope(inst *scenarios.Instance) coach.Scope {
 // Coaching is what a coach would say of the learner's writes since the task was shown, from the API server's
 // audit log; found is false on a cluster created before lab kept one.
 func (s *Session) Coaching(ctx context.Context, a *Attempt, inst *scenarios.Instance) (notes []coach.Note, found bool, err error) {
-	events, found, err := s.auditEvents(ctx)
+	events, found, err := s.auditEvents(ctx, a.Started)
 	if err != nil || !found {
 		return nil, found, err
 	}
@@ -45,7 +45,7 @@ func (s *Session) Coaching(ctx context.Context, a *Attempt, inst *scenarios.Inst
 // Coaching is advice beside the grade: a log that is missing or unreadable leaves the report without it, and
 // one quiet line says why.
 func (s *Session) coachExam(ctx context.Context, e *Exam, insts []*scenarios.Instance, rep *exam.Report) {
-	events, found, err := s.auditEvents(ctx)
+	events, found, err := s.auditEvents(ctx, e.Started)
 	switch {
 	case err != nil:
 		s.Status.Info("No coaching: %v", err)
