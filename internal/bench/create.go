@@ -11,7 +11,6 @@ import (
 	"github.com/cka-lab/lab/internal/cluster"
 	"github.com/cka-lab/lab/internal/cluster/hostenv"
 	"github.com/cka-lab/lab/internal/kube"
-	"github.com/cka-lab/lab/internal/state"
 	"github.com/cka-lab/lab/kindconfigs"
 )
 
@@ -35,8 +34,8 @@ func (b *Bench) coldCreate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("audit policy directory: %w", err)
 	}
-	if err := state.WriteFile(filepath.Join(auditDir, kindconfigs.AuditPolicyFile), kindconfigs.AuditPolicy); err != nil {
-		return fmt.Errorf("write audit policy: %w", err)
+	if err := cluster.WriteAuditPolicy(auditDir); err != nil {
+		return err
 	}
 	cfg, err := kindconfigs.Render(kindconfigs.Options{Workers: 1, CgroupV1: host.CgroupV1, NoSysResource: host.NoSysResource, AuditDir: auditDir})
 	if err != nil {

@@ -192,9 +192,8 @@ func (p *Provider) create(ctx context.Context, name string, docker hostenv.Docke
 	if err := p.store.Write(name, recordFile, rec); err != nil {
 		return nil, err
 	}
-	// The control-plane node mounts this directory for its API server's audit policy (kindconfigs.Render).
-	if err := state.WriteFile(filepath.Join(auditDir, kindconfigs.AuditPolicyFile), kindconfigs.AuditPolicy); err != nil {
-		return nil, fmt.Errorf("write audit policy: %w", err)
+	if err := WriteAuditPolicy(auditDir); err != nil {
+		return nil, err
 	}
 	_ = os.Remove(rec.Kubeconfig)
 	if err := os.MkdirAll(filepath.Dir(rec.Kubeconfig), 0o700); err != nil {
@@ -402,4 +401,13 @@ func PodReady(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// WriteAuditPolicy writes the API server's audit policy into dir, the host directory the control-plane node
+// mounts for it (kindconfigs.Options.AuditDir).
+func WriteAuditPolicy(dir string) error {
+	if err := state.WriteFile(filepath.Join(dir, kindconfigs.AuditPolicyFile), kindconfigs.AuditPolicy); err != nil {
+		return fmt.Errorf("write audit policy: %w", err)
+	}
+	return nil
 }
