@@ -143,7 +143,7 @@ func TestSelectIsIndependent(t *testing.T) {
 	}
 	want := min(namespaced+1, 16)
 	for seed := int64(0); seed < 50; seed++ {
-		sel, err := Select(cat.All(), 16, seed, fakeResolver{workers: 2})
+		sel, err := Select(cat.All(), 16, seed, fakeResolver{workers: 2}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,7 +175,7 @@ func TestSelectIsIndependent(t *testing.T) {
 func TestSelectKeepsAWorkerForTheOtherQuestions(t *testing.T) {
 	cat := builtin(t)
 	for seed := int64(0); seed < 20; seed++ {
-		sel, err := Select(cat.All(), 16, seed, fakeResolver{workers: 1})
+		sel, err := Select(cat.All(), 16, seed, fakeResolver{workers: 1}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,11 +187,11 @@ func TestSelectKeepsAWorkerForTheOtherQuestions(t *testing.T) {
 		}
 	}
 	taint, _ := cat.Get("taint-dedicated-node")
-	if _, err := SelectThese([]*scenarios.Scenario{taint}, 1, fakeResolver{workers: 1}); err != nil {
+	if _, err := SelectThese([]*scenarios.Scenario{taint}, 1, fakeResolver{workers: 1}, 1); err != nil {
 		t.Errorf("a question alone may change the only worker: %v", err)
 	}
 	image, _ := cat.Get("bad-image-tag")
-	_, err := SelectThese([]*scenarios.Scenario{image, taint}, 1, fakeResolver{workers: 1})
+	_, err := SelectThese([]*scenarios.Scenario{image, taint}, 1, fakeResolver{workers: 1}, 1)
 	if err == nil || !strings.Contains(err.Error(), "--workers 2") {
 		t.Errorf("taint with another question on one worker: %v", err)
 	}
@@ -199,8 +199,8 @@ func TestSelectKeepsAWorkerForTheOtherQuestions(t *testing.T) {
 
 func TestSelectSpreadsOverStagesAndIsDeterministic(t *testing.T) {
 	cat := builtin(t)
-	a, _ := Select(cat.All(), 3, 7, fakeResolver{workers: 2})
-	b, _ := Select(cat.All(), 3, 7, fakeResolver{workers: 2})
+	a, _ := Select(cat.All(), 3, 7, fakeResolver{workers: 2}, 1)
+	b, _ := Select(cat.All(), 3, 7, fakeResolver{workers: 2}, 1)
 	stages := map[journey.Stage]bool{}
 	for i, q := range a.Questions {
 		stages[q.Stage] = true
@@ -216,7 +216,7 @@ func TestSelectSpreadsOverStagesAndIsDeterministic(t *testing.T) {
 func TestSelectReseedsOnNamespaceCollision(t *testing.T) {
 	x := synthetic(t, "sx1", "image", "shared")
 	y := synthetic(t, "sy1", "readiness", "shared", "own")
-	sel, err := SelectThese([]*scenarios.Scenario{x, y}, 3, fakeResolver{workers: 2})
+	sel, err := SelectThese([]*scenarios.Scenario{x, y}, 3, fakeResolver{workers: 2}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,10 +228,10 @@ func TestSelectReseedsOnNamespaceCollision(t *testing.T) {
 func TestSelectSkipsWhatCannotAvoidACollision(t *testing.T) {
 	x := synthetic(t, "sx1", "image", "shared")
 	y := synthetic(t, "sy1", "readiness", "shared")
-	if _, err := SelectThese([]*scenarios.Scenario{x, y}, 3, fakeResolver{workers: 2}); err == nil || !strings.Contains(err.Error(), "both use namespace shared") {
+	if _, err := SelectThese([]*scenarios.Scenario{x, y}, 3, fakeResolver{workers: 2}, 1); err == nil || !strings.Contains(err.Error(), "both use namespace shared") {
 		t.Errorf("SelectThese: %v, want a namespace collision", err)
 	}
-	sel, err := Select([]*scenarios.Scenario{x, y}, 2, 3, fakeResolver{workers: 2})
+	sel, err := Select([]*scenarios.Scenario{x, y}, 2, 3, fakeResolver{workers: 2}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestSelectTheseRefusesTwoClusterWideQuestions(t *testing.T) {
 	cat := builtin(t)
 	taint, _ := cat.Get("taint-dedicated-node")
 	hook, _ := cat.Get("webhook-require-limits")
-	_, err := SelectThese([]*scenarios.Scenario{taint, hook}, 1, fakeResolver{workers: 2})
+	_, err := SelectThese([]*scenarios.Scenario{taint, hook}, 1, fakeResolver{workers: 2}, 1)
 	if err == nil || !strings.Contains(err.Error(), "an exam takes one such question") {
 		t.Errorf("got %v", err)
 	}
@@ -316,5 +316,75 @@ func TestWriteJUnit(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("JUnit report lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+func TestSelectTheseOnTwoClusters(t *testing.T) {
+	cat := builtin(t)
+	taint, _ := cat.Get("taint-dedicated-node")
+	hook, _ := cat.Get("webhook-require-limits")
+	image, _ := cat.Get("bad-image-tag")
+	sel, err := SelectThese([]*scenarios.Scenario{taint, image, hook}, 1, fakeResolver{workers: 2}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i, q := range sel.Questions {
+		got = append(got, fmt.Sprintf("%s@%d", q.ID, sel.Cluster[i]))
+	}
+	// The namespaced question shares the first cluster; each cluster-wide one has a cluster of its own, last.
+	if want := "bad-image-tag@0 taint-dedicated-node@0 webhook-require-limits@1"; strings.Join(got, " ") != want {
+		t.Errorf("placed %v, want %s", got, want)
+	}
+	cni, _ := cat.Get("cni-plugin-missing")
+	_, err = SelectThese([]*scenarios.Scenario{taint, hook, cni}, 1, fakeResolver{workers: 2}, 2)
+	if err == nil || !strings.Contains(err.Error(), "one such question per cluster (on at most 2 clusters)") {
+		t.Errorf("three cluster-wide questions on two clusters: %v", err)
+	}
+}
+
+func TestSelectTheseMovesAWorkerBreakerToTheSecondCluster(t *testing.T) {
+	cat := builtin(t)
+	taint, _ := cat.Get("taint-dedicated-node")
+	image, _ := cat.Get("bad-image-tag")
+	// On one worker the taint would stop bad-image-tag's fix from rolling out; alone on a second cluster it
+	// stops nothing.
+	sel, err := SelectThese([]*scenarios.Scenario{image, taint}, 1, fakeResolver{workers: 1}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(sel.Cluster, []int{0, 1}) {
+		t.Errorf("clusters %v, want the taint on the second", sel.Cluster)
+	}
+}
+
+func TestSelectUsesASecondClusterOnlyForASecondClusterWideQuestion(t *testing.T) {
+	cat := builtin(t)
+	for seed := int64(0); seed < 30; seed++ {
+		sel, err := Select(cat.All(), 16, seed, fakeResolver{workers: 2}, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wide := map[int]int{}
+		for i, q := range sel.Questions {
+			fp, _ := FootprintOf(q)
+			if fp.ClusterWide {
+				wide[sel.Cluster[i]]++
+			} else if sel.Cluster[i] != 0 {
+				t.Errorf("seed %d: namespaced %s on cluster %d", seed, q.ID, sel.Cluster[i])
+			}
+		}
+		if wide[0] != 1 || wide[1] != 1 {
+			t.Errorf("seed %d: cluster-wide questions per cluster %v, want one on each", seed, wide)
+		}
+	}
+	taint, _ := cat.Get("taint-dedicated-node")
+	image, _ := cat.Get("bad-image-tag")
+	sel, err := Select([]*scenarios.Scenario{image, taint}, 2, 3, fakeResolver{workers: 2}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(sel.Cluster, []int{0, 0}) {
+		t.Errorf("one cluster-wide question needs no second cluster: %v", sel.Cluster)
 	}
 }

@@ -189,9 +189,9 @@ func (s *Session) chooseQuestions(ctx context.Context, o ExamOptions) ([]*scenar
 	var sel *exam.Selection
 	var err error
 	if o.Exactly {
-		sel, err = exam.SelectThese(o.Pool, o.Seed, r)
+		sel, err = exam.SelectThese(o.Pool, o.Seed, r, 1)
 	} else {
-		sel, err = exam.Select(o.Pool, o.Questions, o.Seed, r)
+		sel, err = exam.Select(o.Pool, o.Questions, o.Seed, r, 1)
 	}
 	if err != nil {
 		return nil, err
