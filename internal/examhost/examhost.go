@@ -1,8 +1,8 @@
 // Package examhost prepares the hosts an exam's questions are solved on, as the CKA gives them since 2025:
 // each question names a host, the candidate reaches it with `ssh <host>` from the exam's terminal and works
-// there with that host's kubeconfig, kubectl and its `k` alias. Hosts share lab's cluster on a small machine;
-// each has its own client certificate, so the API server (and its audit log) knows which host every change
-// came from.
+// there with that host's kubeconfig, kubectl and its `k` alias. Hosts share lab's cluster on a small machine,
+// and a question that needs a cluster of its own has its host's kubeconfig point there; each host has its own
+// client certificate, so the API server (and its audit log) knows which host every change came from.
 package examhost
 
 import (
@@ -63,27 +63,39 @@ type Hosts struct{ Dir string }
 // ErrNoHost is a name that is not one of the exam's hosts.
 var ErrNoHost = errors.New("no such exam host")
 
-// Setup is what Prepare needs from lab: the cluster's API server and CA, and how the hosts' ssh calls lab back.
+// Setup is how the hosts' ssh calls lab back.
 type Setup struct {
-	Server string
-	CA     *pki.CA
-	// Lab is the lab binary and Env the variables that point it at this cluster (LAB_STATE_DIR, LAB_CLUSTER).
+	// Lab is the lab binary and Env the variables that point it at the exam's cluster (LAB_STATE_DIR,
+	// LAB_CLUSTER).
 	Lab string
 	Env []string
 }
 
+// Host is one exam host and the cluster its kubeconfig reaches: that cluster's API server and CA.
+type Host struct {
+	Name   string
+	Server string
+	CA     *pki.CA
+}
+
+// HostEnv names the host a shell of the exam is on, so the exam's ssh reaches the nodes of that host's cluster.
+const HostEnv = "LAB_EXAM_HOST"
+
 // Prepare writes, for every host, a kubeconfig with the host's own identity (valid for the day: an exam
 // lasts hours) and a shell profile, and the exam terminal with its ssh.
-func (h Hosts) Prepare(ctx context.Context, s Setup, hosts []string) error {
+func (h Hosts) Prepare(ctx context.Context, s Setup, hosts []Host) error {
 	if err := os.MkdirAll(filepath.Join(h.Dir, "bin"), 0o700); err != nil {
 		return err
 	}
 	now := time.Now()
-	for _, host := range hosts {
+	var names []string
+	for _, hh := range hosts {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		certPEM, keyPEM, err := pki.ClientCert(s.CA, User(host), []string{Group}, now.Add(-time.Hour), now.Add(24*time.Hour))
+		host := hh.Name
+		names = append(names, host)
+		certPEM, keyPEM, err := pki.ClientCert(hh.CA, User(host), []string{Group}, now.Add(-time.Hour), now.Add(24*time.Hour))
 		if err != nil {
 			return err
 		}
@@ -91,14 +103,14 @@ func (h Hosts) Prepare(ctx context.Context, s Setup, hosts []string) error {
 			return err
 		}
 		cfg := clientcmdapi.NewConfig()
-		cfg.Clusters[host] = &clientcmdapi.Cluster{Server: s.Server, CertificateAuthorityData: s.CA.PEM}
+		cfg.Clusters[host] = &clientcmdapi.Cluster{Server: hh.Server, CertificateAuthorityData: hh.CA.PEM}
 		cfg.AuthInfos[User(host)] = &clientcmdapi.AuthInfo{ClientCertificateData: certPEM, ClientKeyData: keyPEM}
 		cfg.Contexts[host] = &clientcmdapi.Context{Cluster: host, AuthInfo: User(host), Namespace: "default"}
 		cfg.CurrentContext = host
 		if err := clientcmd.WriteToFile(*cfg, h.Kubeconfig(host)); err != nil {
 			return fmt.Errorf("write host %s's kubeconfig: %w", host, err)
 		}
-		rc := profile(h.Dir, host, s) + "export KUBECONFIG=" + quote(h.Kubeconfig(host)) + "\n"
+		rc := profile(h.Dir, host, s) + "export KUBECONFIG=" + quote(h.Kubeconfig(host)) + " " + HostEnv + "=" + quote(host) + "\n"
 		if err := os.WriteFile(h.rc(host), []byte(rc), 0o600); err != nil {
 			return err
 		}
@@ -107,7 +119,7 @@ func (h Hosts) Prepare(ctx context.Context, s Setup, hosts []string) error {
 	if err := os.WriteFile(filepath.Join(h.Dir, "bin", "ssh"), []byte(ssh), 0o700); err != nil {
 		return err
 	}
-	banner := "echo 'The exam terminal: ssh <host> to work on a question (" + strings.Join(hosts, ", ") + "), exit to come back.'\n"
+	banner := "unset " + HostEnv + "\necho 'The exam terminal: ssh <host> to work on a question (" + strings.Join(names, ", ") + "), exit to come back.'\n"
 	return os.WriteFile(h.rc(""), []byte(profile(h.Dir, "", s)+banner), 0o600)
 }
 
@@ -154,7 +166,7 @@ func (h Hosts) Shell(host string, command []string) (argv, env []string, err err
 	}
 	env = []string{"PATH=" + filepath.Join(h.Dir, "bin") + ":" + os.Getenv("PATH")}
 	if host != "" {
-		env = append(env, "KUBECONFIG="+h.Kubeconfig(host))
+		env = append(env, "KUBECONFIG="+h.Kubeconfig(host), HostEnv+"="+host)
 	}
 	return []string{"bash", "-c", strings.Join(command, " ")}, env, nil
 }

@@ -56,8 +56,10 @@ func testCA(t *testing.T) *pki.CA {
 
 func TestPrepare(t *testing.T) {
 	h := Hosts{Dir: filepath.Join(t.TempDir(), "exam-hosts")}
-	setup := Setup{Server: "https://127.0.0.1:40000", CA: testCA(t), Lab: "/opt/lab's/lab", Env: []string{"LAB_CLUSTER=lab"}}
-	if err := h.Prepare(context.Background(), setup, []string{"cka1024", "cka2048"}); err != nil {
+	setup := Setup{Lab: "/opt/lab's/lab", Env: []string{"LAB_CLUSTER=lab"}}
+	// cka2048's question has a cluster of its own.
+	hosts := []Host{{Name: "cka1024", Server: "https://127.0.0.1:40000", CA: testCA(t)}, {Name: "cka2048", Server: "https://127.0.0.1:40001", CA: testCA(t)}}
+	if err := h.Prepare(context.Background(), setup, hosts); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := clientcmd.LoadFromFile(h.Kubeconfig("cka2048"))
@@ -65,8 +67,9 @@ func TestPrepare(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := cfg.Contexts[cfg.CurrentContext]
-	if cfg.CurrentContext != "cka2048" || ctx == nil || cfg.Clusters[ctx.Cluster].Server != setup.Server {
-		t.Fatalf("kubeconfig: current context %q, %+v", cfg.CurrentContext, ctx)
+	if cfg.CurrentContext != "cka2048" || ctx == nil || cfg.Clusters[ctx.Cluster].Server != hosts[1].Server ||
+		!slices.Equal(cfg.Clusters[ctx.Cluster].CertificateAuthorityData, hosts[1].CA.PEM) {
+		t.Fatalf("kubeconfig: current context %q, %+v, want host cka2048's cluster", cfg.CurrentContext, ctx)
 	}
 	block, _ := pem.Decode(cfg.AuthInfos[ctx.AuthInfo].ClientCertificateData)
 	cert, err := x509.ParseCertificate(block.Bytes)
@@ -88,7 +91,8 @@ func TestPrepare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(argv, []string{"bash", "-c", "kubectl get pods"}) || !slices.Contains(env, "KUBECONFIG="+h.Kubeconfig("cka1024")) {
+	if !slices.Equal(argv, []string{"bash", "-c", "kubectl get pods"}) || !slices.Contains(env, "KUBECONFIG="+h.Kubeconfig("cka1024")) ||
+		!slices.Contains(env, HostEnv+"=cka1024") {
 		t.Errorf("a host's command: %v %v", argv, env)
 	}
 	if argv, _, err = h.Shell("", nil); err != nil || argv[len(argv)-1] != "-i" {

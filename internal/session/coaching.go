@@ -41,34 +41,50 @@ func (s *Session) Coaching(ctx context.Context, a *Attempt, inst *scenarios.Inst
 	return coach.Notes(coach.Learner(events, a.Started), scope(inst)), true, nil
 }
 
-// coachExam adds each question's timeline and the notes on writes no question involves to an exam's report.
-// Coaching is advice beside the grade: a log that is missing or unreadable leaves the report without it, and
-// one quiet line says why.
+// coachExam adds each question's timeline and the notes on writes no question involves to an exam's report,
+// each cluster's questions read from that cluster's own audit log: a write made on another cluster never
+// reaches a question's. Coaching is advice beside the grade: a log that is missing or unreadable leaves its
+// questions without it, and one quiet line says why.
 func (s *Session) coachExam(ctx context.Context, e *Exam, insts []*scenarios.Instance, rep *exam.Report) {
+	on, err := s.examClusters(ctx, e)
+	if err != nil {
+		s.Status.Info("No coaching: %v", err)
+		return
+	}
+	for _, g := range e.ByCluster() {
+		on[g.Name].coachQuestions(ctx, e, g.Index, insts, rep)
+	}
+	rep.Total()
+}
+
+// coachQuestions coaches the exam's questions idx, which are on this session's cluster.
+func (s *Session) coachQuestions(ctx context.Context, e *Exam, idx []int, insts []*scenarios.Instance, rep *exam.Report) {
 	events, found, err := s.auditEvents(ctx, e.Started)
 	switch {
 	case err != nil:
-		s.Status.Info("No coaching: %v", err)
+		s.Status.Info("No coaching on cluster %s: %v", s.Cluster.Name, err)
 		return
 	case !found:
-		s.Status.Info("No coaching: this cluster keeps no audit log (it was created before lab kept one)")
+		s.Status.Info("No coaching on cluster %s: it keeps no audit log (it was created before lab kept one)", s.Cluster.Name)
 		return
 	}
-	scopes := make([]coach.Scope, len(insts))
-	for i, inst := range insts {
-		scopes[i] = scope(inst)
+	scopes := make([]coach.Scope, len(idx))
+	for j, i := range idx {
+		scopes[j] = scope(insts[i])
 	}
 	per, others := coach.Split(coach.Learner(events, e.Started), scopes)
 	timelines, rest := coach.Timelines(per, others, e.Started, scopes)
-	for i := range rep.Questions {
-		rep.Questions[i].Timeline = timelines[i]
-	}
-	rep.Coaching = rest
-	for i, q := range e.Questions {
-		if q.Host == "" || i >= len(rep.Questions) {
+	rep.Coaching = append(rep.Coaching, rest...)
+	for j, i := range idx {
+		if i >= len(rep.Questions) {
 			continue
 		}
-		wrong, fromHost := coach.WrongHost(per[i], q.Host, examhost.HostOf)
+		rep.Questions[i].Timeline = timelines[j]
+		q := e.Questions[i]
+		if q.Host == "" {
+			continue
+		}
+		wrong, fromHost := coach.WrongHost(per[j], q.Host, examhost.HostOf)
 		if len(wrong) == 0 {
 			continue
 		}
@@ -77,5 +93,4 @@ func (s *Session) coachExam(ctx context.Context, e *Exam, insts []*scenarios.Ins
 			rep.Questions[i].FixedOnWrongHost(fmt.Sprintf("fixed on the wrong host: %s (the exam scores it 0)", wrong[0].Message))
 		}
 	}
-	rep.Total()
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cka-lab/lab/grader"
+	"github.com/cka-lab/lab/internal/cluster"
 	"github.com/cka-lab/lab/internal/exam"
 	"github.com/cka-lab/lab/internal/examhost"
 	"github.com/cka-lab/lab/internal/pki"
@@ -42,6 +43,9 @@ type Exam struct {
 	CurrentSince time.Time      `json:"currentSince,omitempty"`
 	Graded       time.Time      `json:"graded,omitempty"`
 	Questions    []ExamQuestion `json:"questions"`
+	// Clusters are the clusters lab created for this exam beside its own, recorded before they are created:
+	// stopping the exam, or deleting its cluster, deletes them.
+	Clusters []string `json:"clusters,omitempty"`
 }
 
 // ExamQuestion is one scenario instance of an exam.
@@ -51,7 +55,9 @@ type ExamQuestion struct {
 	Values   map[string]string `json:"values"`
 	Weight   int               `json:"weight"`
 	// Host is the exam host the question is solved on (empty in records from before hosts).
-	Host    string        `json:"host,omitempty"`
+	Host string `json:"host,omitempty"`
+	// Cluster is the cluster the question is on when it is one of the exam's Clusters, empty on the exam's own.
+	Cluster string        `json:"cluster,omitempty"`
 	Flagged bool          `json:"flagged"`
 	Spent   time.Duration `json:"spent"`
 }
@@ -132,11 +138,22 @@ type ExamOptions struct {
 	Questions int
 	Seed      int64
 	Duration  time.Duration
+	// Clusters is how many clusters the exam may use (0 is 1): with 2, a second question that changes the
+	// whole cluster goes to a cluster lab creates for the exam.
+	Clusters int
 }
 
+// MaxClusters is the most clusters an exam uses: a second kind cluster is what a small machine (2 cores)
+// affords beside the first.
+const MaxClusters = 2
+
+// ExamCluster is the name of the cluster lab creates for an exam on cluster.
+func ExamCluster(cluster string) string { return cluster + "-exam2" }
+
 // StartExam starts an exam: one reset and baseline, then the questions are chosen against this cluster (what
-// its nodes allow) and each is broken in order with the same setup, injection and symptom wait as Start. The
-// record is written before anything changes, so an interrupted start is repaired by `lab exam stop`.
+// its nodes allow), a second cluster is created when a question is placed there, and each question is broken
+// in order on its cluster with the same setup, injection and symptom wait as Start. The record is written
+// before anything changes, so an interrupted start is repaired by `lab exam stop`.
 func (s *Session) StartExam(ctx context.Context, o ExamOptions) (*Exam, []*scenarios.Instance, error) {
 	if s.Cluster.Shared() {
 		return nil, nil, errSharedExam
@@ -152,30 +169,45 @@ func (s *Session) StartExam(ctx context.Context, o ExamOptions) (*Exam, []*scena
 	if err := s.ensureBaseline(ctx); err != nil {
 		return nil, nil, err
 	}
-	insts, err := s.chooseQuestions(ctx, o)
+	sel, err := s.chooseQuestions(ctx, o)
 	if err != nil {
 		return nil, nil, err
 	}
+	insts := sel.Questions
 	now := time.Now().UTC()
 	e := &Exam{V: ExamVersion, ID: now.Format("20060102T150405Z"), Seed: o.Seed, Phase: PhaseStarting, Created: now, Duration: o.Duration}
 	hosts := examhost.Names(o.Seed, len(insts))
 	for i, inst := range insts {
-		e.Questions = append(e.Questions, ExamQuestion{Scenario: inst.ID, Seed: inst.Seed, Values: inst.Values, Weight: inst.Weight, Host: hosts[i]})
+		q := ExamQuestion{Scenario: inst.ID, Seed: inst.Seed, Values: inst.Values, Weight: inst.Weight, Host: hosts[i]}
+		if sel.Cluster[i] > 0 {
+			q.Cluster = ExamCluster(s.Cluster.Name)
+			if !slices.Contains(e.Clusters, q.Cluster) {
+				e.Clusters = append(e.Clusters, q.Cluster)
+			}
+		}
+		e.Questions = append(e.Questions, q)
 	}
 	if err := s.SaveExam(e); err != nil {
 		return nil, nil, err
 	}
-	if err := s.Status.Step(fmt.Sprintf("Preparing %d exam hosts", len(hosts)), func() error { return s.prepareHosts(ctx, hosts) }); err != nil {
+	failed := func(err error, doing string) error {
 		e.Phase, e.Error = PhaseFailed, err.Error()
 		err = withFailureSaved(err, func() error { return s.SaveExam(e) })
-		return nil, nil, fmt.Errorf("prepare the exam's hosts: %w (run `lab exam stop` to restore the cluster)", err)
+		return fmt.Errorf("%s: %w (run `lab exam stop` to restore the cluster)", doing, err)
+	}
+	on := map[string]*Session{"": s}
+	for _, name := range e.Clusters {
+		if on[name], err = s.createExamCluster(ctx, e, insts, name, o.Pool); err != nil {
+			return nil, nil, failed(err, "create the exam's cluster "+name)
+		}
+	}
+	if err := s.Status.Step(fmt.Sprintf("Preparing %d exam hosts", len(hosts)), func() error { return s.prepareHosts(ctx, e, on) }); err != nil {
+		return nil, nil, failed(err, "prepare the exam's hosts")
 	}
 	for i, inst := range insts {
 		s.Status.Info("Question %d/%d: %s (%s)", i+1, len(insts), inst.ID, inst.Stage)
-		if err := s.breakCluster(ctx, inst); err != nil {
-			e.Phase, e.Error = PhaseFailed, err.Error()
-			err = withFailureSaved(err, func() error { return s.SaveExam(e) })
-			return nil, nil, fmt.Errorf("start exam question %d (%s): %w (run `lab exam stop` to restore the cluster)", i+1, inst.ID, err)
+		if err := on[e.Questions[i].Cluster].breakCluster(ctx, inst); err != nil {
+			return nil, nil, failed(err, fmt.Sprintf("start exam question %d (%s)", i+1, inst.ID))
 		}
 	}
 	e.Phase, e.Started = PhaseActive, shownAt(ctx)
@@ -183,15 +215,16 @@ func (s *Session) StartExam(ctx context.Context, o ExamOptions) (*Exam, []*scena
 	return e, insts, s.SaveExam(e)
 }
 
-// chooseQuestions selects the exam's questions and says which were left out and why.
-func (s *Session) chooseQuestions(ctx context.Context, o ExamOptions) ([]*scenarios.Instance, error) {
+// chooseQuestions selects the exam's questions, places them on its clusters, and says which were left out and
+// why.
+func (s *Session) chooseQuestions(ctx context.Context, o ExamOptions) (*exam.Selection, error) {
 	r := resolver{ctx: ctx, c: s.Cluster}
 	var sel *exam.Selection
 	var err error
 	if o.Exactly {
-		sel, err = exam.SelectThese(o.Pool, o.Seed, r, 1)
+		sel, err = exam.SelectThese(o.Pool, o.Seed, r, o.Clusters)
 	} else {
-		sel, err = exam.Select(o.Pool, o.Questions, o.Seed, r, 1)
+		sel, err = exam.Select(o.Pool, o.Questions, o.Seed, r, o.Clusters)
 	}
 	if err != nil {
 		return nil, err
@@ -202,7 +235,95 @@ func (s *Session) chooseQuestions(ctx context.Context, o ExamOptions) ([]*scenar
 	if !o.Exactly && len(sel.Questions) < o.Questions {
 		s.Status.Info("The catalogue offers %d independent questions; the exam has %d.", len(sel.Questions), len(sel.Questions))
 	}
-	return sel.Questions, nil
+	return sel, nil
+}
+
+// examClusterWorkers is the size of a cluster lab creates for an exam: it holds one question alone, so one
+// worker is all that question's faults and Pods need, and all a small machine affords beside the first.
+const examClusterWorkers = 1
+
+// createExamCluster creates (or reuses) the exam's cluster name with the images its questions use, returns a
+// session on it at its baseline, and instantiates its questions again against it: their values name its nodes,
+// not the first cluster's.
+func (s *Session) createExamCluster(ctx context.Context, e *Exam, insts []*scenarios.Instance, name string, pool []*scenarios.Scenario) (*Session, error) {
+	if s.Provider == nil {
+		return nil, errors.New("lab cannot create clusters here")
+	}
+	images := slices.Clone(scenarios.BaseImages)
+	for i, q := range e.Questions {
+		if q.Cluster == name {
+			images = append(images, insts[i].Images...)
+		}
+	}
+	s.Status.Info("Cluster %s for the exam's questions that need a cluster of their own", name)
+	c, _, err := s.Provider.Create(ctx, name, cluster.CreateWithWorkers(examClusterWorkers), cluster.CreateWithImages(images))
+	if err != nil {
+		return nil, err
+	}
+	on := s.on(c)
+	if err := on.resetIfNeeded(ctx); err != nil {
+		return nil, err
+	}
+	if err := on.ensureBaseline(ctx); err != nil {
+		return nil, err
+	}
+	r := resolver{ctx: ctx, c: c}
+	for i, q := range e.Questions {
+		if q.Cluster != name {
+			continue
+		}
+		j := slices.IndexFunc(pool, func(sc *scenarios.Scenario) bool { return sc.ID == q.Scenario })
+		if j < 0 {
+			return nil, fmt.Errorf("exam question %s is not in the pool", q.Scenario)
+		}
+		inst, err := pool[j].Instantiate(q.Seed, r)
+		if err != nil {
+			return nil, fmt.Errorf("exam question %s on cluster %s: %w", q.Scenario, name, err)
+		}
+		insts[i], e.Questions[i].Values = inst, inst.Values
+	}
+	return on, s.SaveExam(e)
+}
+
+// on is a session on another of the exam's clusters, sharing this one's store, status and binary.
+func (s *Session) on(c *cluster.Cluster) *Session {
+	return &Session{Cluster: c, Store: s.Store, Status: s.Status, Self: s.Self, Provider: s.Provider}
+}
+
+// examClusters returns a session on each of the exam's clusters by the name its questions record ("" for this
+// session's).
+func (s *Session) examClusters(ctx context.Context, e *Exam) (map[string]*Session, error) {
+	out := map[string]*Session{"": s}
+	for _, name := range e.Clusters {
+		if s.Provider == nil {
+			return nil, fmt.Errorf("the exam's cluster %s: lab cannot reach clusters here", name)
+		}
+		c, err := s.Provider.Get(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("the exam's cluster %s: %w (`lab exam stop --discard` ends the exam without it)", name, err)
+		}
+		out[name] = s.on(c)
+	}
+	return out, nil
+}
+
+// ByCluster groups the exam's question indexes by the cluster they are on, the exam's own ("") first.
+func (e *Exam) ByCluster() []ClusterQuestions {
+	out := []ClusterQuestions{{}}
+	for i, q := range e.Questions {
+		j := slices.IndexFunc(out, func(g ClusterQuestions) bool { return g.Name == q.Cluster })
+		if j < 0 {
+			out, j = append(out, ClusterQuestions{Name: q.Cluster}), len(out)
+		}
+		out[j].Index = append(out[j].Index, i)
+	}
+	return slices.DeleteFunc(out, func(g ClusterQuestions) bool { return len(g.Index) == 0 })
+}
+
+// ClusterQuestions are the questions (indexes into Exam.Questions) on one of the exam's clusters.
+type ClusterQuestions struct {
+	Name  string
+	Index []int
 }
 
 // ToggleFlag flags question n (1-based; 0 is the current one) to come back to, or unflags it, and returns
@@ -282,26 +403,55 @@ func (s *Session) GradeExam(ctx context.Context, e *Exam, insts []*scenarios.Ins
 	return &rep, out, nil
 }
 
+// gradeQuestions grades each of the exam's clusters in a child of its own, pointed at that cluster, and
+// merges the outcomes; each cluster's reports go under the exam's directory, another cluster's in a
+// subdirectory named after it.
 func (s *Session) gradeQuestions(ctx context.Context, e *Exam, insts []*scenarios.Instance, disturb bool) (*grader.Outcome, error) {
-	plan := grader.Plan{Cluster: s.Cluster.Name}
-	for _, inst := range insts {
-		q := grader.QuestionFor(inst, -1)
-		q.Shown = e.Started
-		plan.Questions = append(plan.Questions, q)
-	}
-	dir := filepath.Join(s.Store.ClusterDir(s.Cluster.Name), "exams", e.ID, time.Now().UTC().Format("20060102T150405.000"))
-	out, err := grader.RunChild(ctx, s.Self, plan, dir, []string{"LAB_CLUSTER=" + s.Cluster.Name}, nil)
+	on, err := s.examClusters(ctx, e)
 	if err != nil {
 		return nil, fmt.Errorf("grade exam %s: %w", e.ID, err)
 	}
-	if disturb {
-		// The exam's step line already says it grades; each disturbance would only overwrite it.
-		quiet := func(_ string, fn func() error) error { return fn() }
-		if err := s.survive(ctx, plan, out, insts, dir, quiet); err != nil {
-			return nil, fmt.Errorf("grade exam %s: %w", e.ID, err)
+	dir := filepath.Join(s.Store.ClusterDir(s.Cluster.Name), "exams", e.ID, time.Now().UTC().Format("20060102T150405.000"))
+	var outs []*grader.Outcome
+	for _, g := range e.ByCluster() {
+		cs := on[g.Name]
+		plan := grader.Plan{Cluster: cs.Cluster.Name}
+		var gi []*scenarios.Instance
+		for _, i := range g.Index {
+			q := grader.QuestionFor(insts[i], -1)
+			q.Shown = e.Started
+			plan.Questions, gi = append(plan.Questions, q), append(gi, insts[i])
 		}
+		gdir := filepath.Join(dir, g.Name)
+		out, err := grader.RunChild(ctx, s.Self, plan, gdir, []string{"LAB_CLUSTER=" + cs.Cluster.Name}, nil)
+		if err != nil {
+			return nil, fmt.Errorf("grade exam %s on cluster %s: %w", e.ID, cs.Cluster.Name, err)
+		}
+		if disturb {
+			// The exam's step line already says it grades; each disturbance would only overwrite it.
+			quiet := func(_ string, fn func() error) error { return fn() }
+			if err := cs.survive(ctx, plan, out, gi, gdir, quiet); err != nil {
+				return nil, fmt.Errorf("grade exam %s on cluster %s: %w", e.ID, cs.Cluster.Name, err)
+			}
+		}
+		outs = append(outs, out)
 	}
-	return out, nil
+	return mergeOutcomes(outs), nil
+}
+
+// mergeOutcomes is one outcome of the gradings of an exam's clusters: every question, passed when all are,
+// with the first cluster's report files.
+func mergeOutcomes(outs []*grader.Outcome) *grader.Outcome {
+	m := *outs[0]
+	m.Questions, m.Survive = slices.Clone(m.Questions), slices.Clone(m.Survive)
+	for _, o := range outs[1:] {
+		m.Passed = m.Passed && o.Passed
+		m.Score += o.Score
+		m.Max += o.Max
+		m.Questions = append(m.Questions, o.Questions...)
+		m.Survive = append(m.Survive, o.Survive...)
+	}
+	return &m
 }
 
 // ExamReport returns the report of the cluster's graded exam, nil when there is none.
@@ -317,30 +467,35 @@ func (s *Session) ExamReport() (*exam.Report, error) {
 	return &rep, nil
 }
 
-// EndExam resets the cluster to its baseline and forgets the exam, and says whether it reset. A practice
-// attempt started after a graded exam has already reset the exam's faults: it is left alone and only the exam
-// is forgotten.
+// EndExam resets the cluster to its baseline, deletes the clusters lab created for the exam and forgets the
+// exam, and says whether it reset. A practice attempt started after a graded exam has already reset the exam's
+// faults: it is left alone and only the exam is forgotten.
 func (s *Session) EndExam(ctx context.Context, e *Exam) (residue []baseline.Residue, reset bool, err error) {
 	if a, err := s.Current(ctx); err != nil {
 		return nil, false, err
 	} else if a != nil && e.Phase == PhaseGraded {
-		return nil, false, s.forgetExam()
+		return nil, false, s.forgetExam(ctx, e)
 	}
-	residue, err = s.stopExam(ctx)
+	residue, err = s.stopExam(ctx, e)
 	return residue, true, err
 }
 
 // stopExam returns the cluster to its baseline and forgets the exam once nothing differs.
-func (s *Session) stopExam(ctx context.Context) ([]baseline.Residue, error) {
+func (s *Session) stopExam(ctx context.Context, e *Exam) ([]baseline.Residue, error) {
 	residue, err := s.Reset(ctx)
 	if err != nil || len(residue) > 0 {
 		return residue, err
 	}
-	return nil, s.forgetExam()
+	return nil, s.forgetExam(ctx, e)
 }
 
-// forgetExam removes the exam record and its hosts, leaving the cluster as it is.
-func (s *Session) forgetExam() error {
+// forgetExam deletes the exam's own clusters (they hold nothing but its questions, and a new cluster costs a
+// minute where resetting one to its baseline would cost as much and keep a node's memory for nothing), then
+// removes the exam record and its hosts, leaving the cluster as it is.
+func (s *Session) forgetExam(ctx context.Context, e *Exam) error {
+	if err := DeleteExamClusters(ctx, s.Provider, e); err != nil {
+		return err
+	}
 	if err := s.ExamHosts().Remove(); err != nil {
 		return err
 	}
@@ -348,6 +503,23 @@ func (s *Session) forgetExam() error {
 		return err
 	}
 	return s.Store.Remove(s.Cluster.Name, examFile)
+}
+
+// DeleteExamClusters deletes the clusters lab created for exam e; one never made (a start interrupted before
+// it) or already gone is no error.
+func DeleteExamClusters(ctx context.Context, p *cluster.Provider, e *Exam) error {
+	if e == nil || len(e.Clusters) == 0 {
+		return nil
+	}
+	if p == nil {
+		return fmt.Errorf("the exam's clusters %v: lab cannot delete clusters here", e.Clusters)
+	}
+	for _, name := range e.Clusters {
+		if err := p.Delete(ctx, name); err != nil && !errors.Is(err, cluster.ErrNoCluster) {
+			return fmt.Errorf("delete the exam's cluster %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // ExamHosts are the hosts of the cluster's exam.
@@ -358,26 +530,45 @@ func ExamHostsOf(st *state.Store, cluster string) examhost.Hosts {
 	return examhost.Hosts{Dir: filepath.Join(st.ClusterDir(cluster), "exam-hosts")}
 }
 
-// prepareHosts gives every host an identity under the cluster's CA and a shell whose ssh calls this lab back
-// for this cluster.
-func (s *Session) prepareHosts(ctx context.Context, hosts []string) error {
-	cp, err := s.Cluster.ControlPlane()
-	if err != nil {
-		return err
-	}
-	ca, err := pki.ClusterCA(ctx, cp)
-	if err != nil {
-		return err
+// prepareHosts gives every host an identity under the CA of its question's cluster (on, by the name its
+// questions record), and a shell whose ssh calls this lab back for the exam.
+func (s *Session) prepareHosts(ctx context.Context, e *Exam, on map[string]*Session) error {
+	cas := map[string]*pki.CA{}
+	var hosts []examhost.Host
+	for _, q := range e.Questions {
+		c := on[q.Cluster].Cluster
+		if cas[q.Cluster] == nil {
+			cp, err := c.ControlPlane()
+			if err != nil {
+				return err
+			}
+			if cas[q.Cluster], err = pki.ClusterCA(ctx, cp); err != nil {
+				return fmt.Errorf("cluster %s: %w", c.Name, err)
+			}
+		}
+		hosts = append(hosts, examhost.Host{Name: q.Host, Server: c.Config.Host, CA: cas[q.Cluster]})
 	}
 	root, err := filepath.Abs(s.Store.Root())
 	if err != nil {
 		return err
 	}
-	setup := examhost.Setup{
-		Server: s.Cluster.Config.Host, CA: ca, Lab: s.Self,
-		Env: []string{"LAB_STATE_DIR=" + root, "LAB_CLUSTER=" + s.Cluster.Name},
-	}
+	setup := examhost.Setup{Lab: s.Self, Env: []string{"LAB_STATE_DIR=" + root, "LAB_CLUSTER=" + s.Cluster.Name}}
 	return s.ExamHosts().Prepare(ctx, setup, hosts)
+}
+
+// HostCluster is the cluster whose nodes host's `ssh <node>` reaches: its question's, cluster (the exam's own)
+// when it has none or no running exam has that host.
+func HostCluster(st *state.Store, cluster, host string) (string, error) {
+	e, err := ReadExam(st, cluster)
+	if err != nil || e == nil {
+		return cluster, err
+	}
+	for _, q := range e.Questions {
+		if q.Host == host && q.Cluster != "" {
+			return q.Cluster, nil
+		}
+	}
+	return cluster, nil
 }
 
 // warningsFile records which time warnings an exam has given, apart from the exam's record: the warning is

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cka-lab/lab/grader"
 	"github.com/cka-lab/lab/internal/state"
 )
 
@@ -130,5 +132,61 @@ func TestFocusHost(t *testing.T) {
 	}
 	if i, err := FocusHost(ctx, st, "lab", "worker"); i != -1 || err != nil {
 		t.Errorf("FocusHost(worker) = %d, %v; want -1 (no question's host)", i, err)
+	}
+}
+
+func TestExamByCluster(t *testing.T) {
+	e := &Exam{Clusters: []string{"lab-exam2"}, Questions: []ExamQuestion{{Host: "a"}, {Host: "b"}, {Host: "c", Cluster: "lab-exam2"}, {Host: "d"}}}
+	got := e.ByCluster()
+	want := []ClusterQuestions{{Name: "", Index: []int{0, 1, 3}}, {Name: "lab-exam2", Index: []int{2}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ByCluster = %+v, want %+v", got, want)
+	}
+	// An exam on one cluster grades in one child, as before there were two.
+	one := &Exam{Questions: []ExamQuestion{{}, {}}}
+	if got := one.ByCluster(); len(got) != 1 || got[0].Name != "" || len(got[0].Index) != 2 {
+		t.Errorf("one cluster: %+v", got)
+	}
+	// Only a second cluster's questions: no empty group for the first.
+	if got := (&Exam{Clusters: []string{"x"}, Questions: []ExamQuestion{{Cluster: "x"}}}).ByCluster(); len(got) != 1 || got[0].Name != "x" {
+		t.Errorf("second cluster only: %+v", got)
+	}
+}
+
+func TestMergeOutcomes(t *testing.T) {
+	first := &grader.Outcome{Passed: true, Score: 3, Max: 3, JSONReport: "first.json", Questions: []grader.QuestionOutcome{{ID: "a", Passed: true}},
+		Survive: []grader.Survived{{Disturbance: "d1"}}}
+	second := &grader.Outcome{Passed: false, Score: 1, Max: 4, JSONReport: "second.json", Questions: []grader.QuestionOutcome{{ID: "b"}}}
+	m := mergeOutcomes([]*grader.Outcome{first, second})
+	if m.Passed || m.Score != 4 || m.Max != 7 || len(m.Questions) != 2 || m.Questions[1].ID != "b" || len(m.Survive) != 1 || m.JSONReport != "first.json" {
+		t.Errorf("merged %+v", m)
+	}
+	if len(first.Questions) != 1 {
+		t.Errorf("merging changed the first outcome: %+v", first)
+	}
+}
+
+func TestHostCluster(t *testing.T) {
+	st := state.At(filepath.Join(t.TempDir(), "state"))
+	if got, err := HostCluster(st, "lab", "cka1024"); err != nil || got != "lab" {
+		t.Errorf("no exam: %q %v", got, err)
+	}
+	e := &Exam{Clusters: []string{"lab-exam2"}, Questions: []ExamQuestion{{Host: "cka1024"}, {Host: "cka2048", Cluster: "lab-exam2"}}}
+	if err := st.Write("lab", examFile, e); err != nil {
+		t.Fatal(err)
+	}
+	for host, want := range map[string]string{"cka1024": "lab", "cka2048": "lab-exam2", "cka9999": "lab"} {
+		if got, err := HostCluster(st, "lab", host); err != nil || got != want {
+			t.Errorf("host %s: %q %v, want %s", host, got, err, want)
+		}
+	}
+}
+
+func TestDeleteExamClustersWithoutAnyIsNothing(t *testing.T) {
+	if err := DeleteExamClusters(context.Background(), nil, &Exam{}); err != nil {
+		t.Errorf("an exam on one cluster: %v", err)
+	}
+	if err := DeleteExamClusters(context.Background(), nil, &Exam{Clusters: []string{"lab-exam2"}}); err == nil {
+		t.Error("clusters to delete and no provider: no error")
 	}
 }

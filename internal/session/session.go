@@ -87,6 +87,8 @@ type Session struct {
 	Status  *ui.Status
 	// Self is the running lab binary (the webhook image and the grader's child process).
 	Self string
+	// Provider creates and deletes the clusters an exam needs beside this one; nil where lab makes none.
+	Provider *cluster.Provider
 }
 
 func (s *Session) env() injector.Env {

@@ -129,7 +129,7 @@ func startClassScenario(ctx context.Context, f *Factory, cs *class.Joined) error
 	if err != nil {
 		return err
 	}
-	if err := startExam(ctx, f, session.ExamOptions{Pool: pool, Questions: len(pool), Seed: cs.Plan.Seed, Duration: left}); err != nil {
+	if err := startExam(ctx, f, session.ExamOptions{Pool: pool, Questions: len(pool), Seed: cs.Plan.Seed, Duration: left, Clusters: 1}); err != nil {
 		return err
 	}
 	e, err := session.ReadExam(st, f.ClusterName)

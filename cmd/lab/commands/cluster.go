@@ -10,6 +10,7 @@ import (
 	kindlog "sigs.k8s.io/kind/pkg/log"
 
 	"github.com/cka-lab/lab/internal/cluster"
+	"github.com/cka-lab/lab/internal/session"
 	"github.com/cka-lab/lab/kindconfigs"
 )
 
@@ -89,12 +90,24 @@ func (o *clusterCreateOptions) run(ctx context.Context, f *Factory) error {
 func newClusterDeleteCmd(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:     "delete",
-		Short:   "Delete the lab cluster (never a cluster lab did not create)",
+		Short:   "Delete the lab cluster and any cluster lab created for its exam (never a cluster lab did not create)",
 		Example: "  lab cluster delete\n  lab cluster delete --name lab2",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := f.Provider()
 			if err != nil {
+				return err
+			}
+			st, err := f.Store()
+			if err != nil {
+				return err
+			}
+			// The exam's record, which names its clusters, goes with the cluster: its clusters go first.
+			e, err := session.ReadExam(st, f.ClusterName)
+			if err != nil {
+				return err
+			}
+			if err := session.DeleteExamClusters(cmd.Context(), p, e); err != nil {
 				return err
 			}
 			if err := p.Delete(cmd.Context(), f.ClusterName); err != nil {

@@ -22,11 +22,14 @@ func newExamCmd(f *Factory) *cobra.Command {
 	o := &examOptions{}
 	c := &cobra.Command{
 		Use:   "exam",
-		Short: "Sit an exam drill: several scenarios broken at once on one cluster, one clock, graded together",
+		Short: "Sit an exam drill: several scenarios broken at once, one clock, graded together",
 		Long: `exam breaks the cluster for a set of questions across the journey's stages at once, each in its own
-namespace and with its own weight, and starts one clock. Faults are independent: at most one question
-changes anything beyond its namespaces (a node, a webhook), a question that changes a worker needs another
-worker for the others' Pods (lab cluster create --workers 2), and no two questions share a namespace.
+namespace and with its own weight, and starts one clock. Faults are independent: at most one question per
+cluster changes anything beyond its namespaces (a node, a webhook), a question that changes a worker needs
+another worker for the others' Pods, and no two questions share a namespace. A second such question, or
+one that would take the only worker, goes to a second cluster lab creates for the exam (<cluster>-exam2,
+deleted by ` + "`lab exam stop`" + `); its host reaches it, so where a question lives is nothing to learn.
+--clusters 1 keeps every question on the one cluster.
 Move between questions with next and prev (the time on each is measured), flag the ones to revisit,
 and grade when done; when time runs out, the next lab command grades. A question earns its weight in
 proportion to the task checks it passes, and nothing if the fix broke what the task protects; the exam
@@ -35,6 +38,7 @@ during an exam.`,
 		Example: `  lab exam                              # up to 16 questions, 120 minutes
   lab exam --duration 30m --questions 4 --seed 7
   lab exam --scenarios bad-image-tag,readiness-probe-wrong-path
+  lab exam --clusters 1                 # no second cluster: one cluster-wide question at most
   lab exam next; lab exam flag; lab exam status
   lab exam grade --junit exam.xml`,
 		Args: cobra.NoArgs,
@@ -44,6 +48,7 @@ during an exam.`,
 	c.Flags().IntVar(&o.Questions, "questions", 16, "how many questions, at most (the catalogue may offer fewer independent ones)")
 	c.Flags().Int64Var(&o.Seed, "seed", 0, "seed for the choice of questions and their variants (random when unset)")
 	c.Flags().StringSliceVar(&o.only, "scenarios", nil, "exactly these scenarios, in this order (comma-separated ids)")
+	c.Flags().IntVar(&o.Clusters, "clusters", session.MaxClusters, "how many kind clusters the exam may use: 2 gives a second cluster-wide question a cluster of its own, 1 keeps to the one")
 	c.AddCommand(newExamMoveCmd(f, "next", 1), newExamMoveCmd(f, "prev", -1), newExamFlagCmd(f), newExamStatusCmd(f),
 		newExamGradeCmd(f), newExamStopCmd(f), newExamShellCmd(f), newExamRemindCmd(f))
 	return c
@@ -78,6 +83,9 @@ func (o *examOptions) validate() error {
 	}
 	if o.Questions < 1 || o.Questions > 100 {
 		return fmt.Errorf("--questions must be between 1 and 100, got %d", o.Questions)
+	}
+	if o.Clusters < 1 || o.Clusters > session.MaxClusters {
+		return fmt.Errorf("--clusters must be between 1 and %d (1 keeps the exam on one cluster), got %d", session.MaxClusters, o.Clusters)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -22,6 +23,7 @@ type examQuestionJSON struct {
 	Title    string            `json:"title"`
 	Weight   int               `json:"weight"`
 	Host     string            `json:"host,omitempty"`
+	Cluster  string            `json:"cluster"`
 	Flagged  bool              `json:"flagged"`
 	Current  bool              `json:"current"`
 	Seconds  float64           `json:"seconds"`
@@ -96,7 +98,8 @@ func statusJSON(cluster string, e *session.Exam, insts []*scenarios.Instance, re
 		out.LeftSeconds = e.Left(now).Seconds()
 	}
 	for i, q := range e.Questions {
-		out.Questions = append(out.Questions, examQuestionJSON{i + 1, q.Scenario, insts[i].Title, q.Weight, q.Host, q.Flagged, i == e.Current,
+		on := cmp.Or(q.Cluster, cluster)
+		out.Questions = append(out.Questions, examQuestionJSON{i + 1, q.Scenario, insts[i].Title, q.Weight, q.Host, on, q.Flagged, i == e.Current,
 			e.SpentOn(i, now).Seconds(), q.Seed, q.Values})
 	}
 	return out

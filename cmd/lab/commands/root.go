@@ -107,7 +107,14 @@ func (f *Factory) Session(ctx context.Context) (*session.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &session.Session{Cluster: c, Store: st, Status: f.Status(), Self: self}, nil
+	sess := &session.Session{Cluster: c, Store: st, Status: f.Status(), Self: self}
+	// A shared cluster is not lab's to multiply: its exam stays on it.
+	if !c.Shared() {
+		if sess.Provider, err = f.Provider(); err != nil {
+			return nil, err
+		}
+	}
+	return sess, nil
 }
 
 // Catalog returns the scenario catalogue.

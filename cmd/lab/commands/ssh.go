@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cka-lab/lab/internal/cluster"
 	"github.com/cka-lab/lab/internal/docker"
 	"github.com/cka-lab/lab/internal/examhost"
 	"github.com/cka-lab/lab/internal/session"
@@ -31,7 +33,7 @@ func newSSHCmd(f *Factory) *cobra.Command {
 			if done, err := sshExamHost(f, cmd, args[0], args[1:]); done {
 				return err
 			}
-			cl, err := f.Cluster(cmd.Context())
+			cl, err := hostCluster(cmd.Context(), f)
 			if err != nil {
 				return err
 			}
@@ -96,6 +98,25 @@ func sshExamHost(f *Factory, cmd *cobra.Command, name string, command []string) 
 		fmt.Fprintf(f.ErrOut, "Question %d, on host %s.\n", i+1, name)
 	}
 	return true, runShell(f, cmd, argv, env, len(command) == 0)
+}
+
+// hostCluster is the cluster whose nodes ssh reaches: from an exam host's shell, the cluster of that host's
+// question (which may be one lab created for the exam), else the lab cluster.
+func hostCluster(ctx context.Context, f *Factory) (*cluster.Cluster, error) {
+	host := os.Getenv(examhost.HostEnv)
+	st, err := f.Store()
+	if host == "" || err != nil {
+		return f.Cluster(ctx)
+	}
+	name, err := session.HostCluster(st, f.ClusterName, host)
+	if err != nil || name == f.ClusterName {
+		return f.Cluster(ctx)
+	}
+	p, err := f.Provider()
+	if err != nil {
+		return nil, err
+	}
+	return p.Get(ctx, name)
 }
 
 // runShell runs a shell of the exam: in place of lab when it is interactive, so it owns the terminal as an
