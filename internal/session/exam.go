@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cka-lab/lab/grader"
@@ -147,8 +148,24 @@ type ExamOptions struct {
 // affords beside the first.
 const MaxClusters = 2
 
+// examClusterSuffix names the cluster lab creates for an exam after the exam's own.
+const examClusterSuffix = "-exam2"
+
 // ExamCluster is the name of the cluster lab creates for an exam on cluster.
-func ExamCluster(cluster string) string { return cluster + "-exam2" }
+func ExamCluster(cluster string) string { return cluster + examClusterSuffix }
+
+// ExamOwner is the cluster whose exam created cluster, "" when no exam did (or it has ended).
+func ExamOwner(st *state.Store, cluster string) (string, error) {
+	owner, ok := strings.CutSuffix(cluster, examClusterSuffix)
+	if !ok {
+		return "", nil
+	}
+	e, err := ReadExam(st, owner)
+	if err != nil || e == nil || !slices.Contains(e.Clusters, cluster) {
+		return "", err
+	}
+	return owner, nil
+}
 
 // StartExam starts an exam: one reset and baseline, then the questions are chosen against this cluster (what
 // its nodes allow), a second cluster is created when a question is placed there, and each question is broken
@@ -186,6 +203,9 @@ func (s *Session) StartExam(ctx context.Context, o ExamOptions) (*Exam, []*scena
 			}
 		}
 		e.Questions = append(e.Questions, q)
+	}
+	if err := s.claimExamClusters(ctx, e.Clusters); err != nil {
+		return nil, nil, err
 	}
 	if err := s.SaveExam(e); err != nil {
 		return nil, nil, err
@@ -238,32 +258,45 @@ func (s *Session) chooseQuestions(ctx context.Context, o ExamOptions) (*exam.Sel
 	return sel, nil
 }
 
+// claimExamClusters refuses names that are already clusters: the exam deletes its clusters when it ends, so
+// it takes none it did not create, not even a lab cluster of that name.
+func (s *Session) claimExamClusters(ctx context.Context, names []string) error {
+	for _, name := range names {
+		if s.Provider == nil {
+			return fmt.Errorf("this exam needs a second cluster, which lab cannot create here: run `lab exam --clusters 1`")
+		}
+		exists, err := s.Provider.Exists(ctx, name)
+		if err != nil {
+			return err
+		}
+		if exists {
+			return fmt.Errorf("cluster %s exists, and an exam on %s creates and deletes a cluster of that name: delete it (`lab cluster delete --name %s`) or run `lab exam --clusters 1`",
+				name, s.Cluster.Name, name)
+		}
+	}
+	return nil
+}
+
 // examClusterWorkers is the size of a cluster lab creates for an exam: it holds one question alone, so one
 // worker is all that question's faults and Pods need, and all a small machine affords beside the first.
 const examClusterWorkers = 1
 
-// createExamCluster creates (or reuses) the exam's cluster name with the images its questions use, returns a
-// session on it at its baseline, and instantiates its questions again against it: their values name its nodes,
+// createExamCluster creates the exam's cluster name with the images its questions use, returns a session on
+// it with its baseline recorded, and instantiates its questions again against it: their values name its nodes,
 // not the first cluster's.
 func (s *Session) createExamCluster(ctx context.Context, e *Exam, insts []*scenarios.Instance, name string, pool []*scenarios.Scenario) (*Session, error) {
-	if s.Provider == nil {
-		return nil, errors.New("lab cannot create clusters here")
-	}
 	images := slices.Clone(scenarios.BaseImages)
 	for i, q := range e.Questions {
 		if q.Cluster == name {
 			images = append(images, insts[i].Images...)
 		}
 	}
-	s.Status.Info("Cluster %s for the exam's questions that need a cluster of their own", name)
+	s.Status.Info("A second cluster, %s, for a question that needs a cluster of its own", name)
 	c, _, err := s.Provider.Create(ctx, name, cluster.CreateWithWorkers(examClusterWorkers), cluster.CreateWithImages(images))
 	if err != nil {
 		return nil, err
 	}
 	on := s.on(c)
-	if err := on.resetIfNeeded(ctx); err != nil {
-		return nil, err
-	}
 	if err := on.ensureBaseline(ctx); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -38,10 +39,18 @@ func examGuard(f *Factory, cmd *cobra.Command) error {
 		fmt.Fprintf(f.ErrOut, "warning: %v\n", err)
 		return nil
 	}
+	why, solo := soloCommands[top]
+	if e == nil && solo {
+		// A cluster lab created for another cluster's exam holds a question of it: resetting or starting a
+		// scenario there would undo the question under the exam.
+		if owner, err := session.ExamOwner(st, f.ClusterName); err != nil || owner != "" {
+			return cmp.Or(err, fmt.Errorf("cluster %s holds a question of the exam on cluster %s: work on it from the question's host (`lab exam shell`), or end the exam with `lab --name %s exam stop`",
+				f.ClusterName, owner, owner))
+		}
+	}
 	if e == nil || e.Phase == session.PhaseGraded {
 		return nil
 	}
-	why, solo := soloCommands[top]
 	if !e.Running() {
 		if solo {
 			return fmt.Errorf("an exam on cluster %s did not finish starting (%s): run `lab exam stop` to restore the cluster", f.ClusterName, e.Phase)

@@ -60,3 +60,20 @@ func TestExamGuardAfterAFailedStart(t *testing.T) {
 		t.Errorf("a graded exam is over: exit %d, %s", code, stderr)
 	}
 }
+
+func TestExamGuardKeepsPracticeOffAnExamsSecondCluster(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("LAB_STATE_DIR", dir)
+	t.Setenv("NO_COLOR", "1")
+	now := time.Now().UTC()
+	e := &session.Exam{V: session.ExamVersion, Phase: session.PhaseActive, Started: now, CurrentSince: now, Duration: time.Hour,
+		Clusters: []string{"guarded-exam2"}, Questions: []session.ExamQuestion{{Scenario: "taint-dedicated-node", Cluster: "guarded-exam2"}}}
+	if err := state.At(dir).Write("guarded", "exam.json", e); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := Main([]string{"--name", "guarded-exam2", "reset"}, strings.NewReader(""), &out, &errOut)
+	if code == 0 || !strings.Contains(errOut.String(), "holds a question of the exam on cluster guarded") {
+		t.Errorf("lab reset on the exam's second cluster: exit %d, %s", code, errOut.String())
+	}
+}
