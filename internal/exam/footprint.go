@@ -1,5 +1,6 @@
-// Package exam is the exam drill's pure logic: which scenarios can run together on one cluster without one
-// fault changing another question, and how a graded exam is scored against the CKA's pass mark.
+// Package exam is the exam drill's pure logic: which scenarios can run together, and on which of the exam's
+// clusters, without one fault changing another question, and how a graded exam is scored against the CKA's
+// pass mark.
 package exam
 
 import (
