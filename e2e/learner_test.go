@@ -37,6 +37,7 @@ type examStatus struct {
 		Scenario string            `json:"scenario"`
 		Weight   int               `json:"weight"`
 		Host     string            `json:"host"`
+		Cluster  string            `json:"cluster"`
 		Flagged  bool              `json:"flagged"`
 		Seed     int64             `json:"seed"`
 		Values   map[string]string `json:"values"`
