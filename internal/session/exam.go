@@ -522,9 +522,10 @@ func (s *Session) stopExam(ctx context.Context, e *Exam) ([]baseline.Residue, er
 	return nil, s.forgetExam(ctx, e)
 }
 
-// forgetExam deletes the exam's own clusters (they hold nothing but its questions, and a new cluster costs a
-// minute where resetting one to its baseline would cost as much and keep a node's memory for nothing), then
-// removes the exam record and its hosts, leaving the cluster as it is.
+// forgetExam deletes the clusters lab created for the exam, then removes the exam record and its hosts,
+// leaving the cluster as it is. Deleting beats resetting them for reuse: they hold only the exam's questions,
+// an idle kind cluster keeps its nodes' memory on a small machine, and the next exam that needs one creates it
+// in under a minute.
 func (s *Session) forgetExam(ctx context.Context, e *Exam) error {
 	if err := DeleteExamClusters(ctx, s.Provider, e); err != nil {
 		return err
