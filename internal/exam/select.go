@@ -171,7 +171,8 @@ func (p *placer) spareWorker(sc *scenarios.Scenario, fp Footprint) error {
 			return nil
 		}
 	}
-	return conflict(fmt.Sprintf("%s changes node %s, the only worker the other questions' Pods can run on (an exam takes it on a cluster with --workers 2 or more)",
+	// Only an exam on one cluster reports this: with two, the question goes alone to the second.
+	return conflict(fmt.Sprintf("%s changes node %s, the only worker the other questions' Pods can run on (an exam takes it on a cluster with --workers 2 or more, or alone on a second cluster: lab exam --clusters 2)",
 		sc.ID, strings.Join(fp.Nodes, ", ")))
 }
 
