@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -469,12 +470,18 @@ func (s *Session) gradeQuestions(ctx context.Context, e *Exam, insts []*scenario
 		}
 		outs = append(outs, out)
 	}
-	return mergeOutcomes(outs), nil
+	order := make([]string, len(e.Questions))
+	for i, q := range e.Questions {
+		order[i] = q.Scenario
+	}
+	return mergeOutcomes(outs, order), nil
 }
 
-// mergeOutcomes is one outcome of the gradings of an exam's clusters: every question, passed when all are,
-// with the first cluster's report files.
-func mergeOutcomes(outs []*grader.Outcome) *grader.Outcome {
+// mergeOutcomes is one outcome of the gradings of an exam's clusters: every question in the exam's order (the
+// scenario ids in order), passed when all are, with the first cluster's report files. The second cluster's
+// question may come before a cluster-wide question of the first, and readers of the outcome (the class
+// report) take its questions in the exam's order.
+func mergeOutcomes(outs []*grader.Outcome, order []string) *grader.Outcome {
 	m := *outs[0]
 	m.Questions, m.Survive = slices.Clone(m.Questions), slices.Clone(m.Survive)
 	for _, o := range outs[1:] {
@@ -484,6 +491,9 @@ func mergeOutcomes(outs []*grader.Outcome) *grader.Outcome {
 		m.Questions = append(m.Questions, o.Questions...)
 		m.Survive = append(m.Survive, o.Survive...)
 	}
+	slices.SortStableFunc(m.Questions, func(a, b grader.QuestionOutcome) int {
+		return cmp.Compare(slices.Index(order, a.ID), slices.Index(order, b.ID))
+	})
 	return &m
 }
 

@@ -157,8 +157,9 @@ func TestMergeOutcomes(t *testing.T) {
 	first := &grader.Outcome{Passed: true, Score: 3, Max: 3, JSONReport: "first.json", Questions: []grader.QuestionOutcome{{ID: "a", Passed: true}},
 		Survive: []grader.Survived{{Disturbance: "d1"}}}
 	second := &grader.Outcome{Passed: false, Score: 1, Max: 4, JSONReport: "second.json", Questions: []grader.QuestionOutcome{{ID: "b"}}}
-	m := mergeOutcomes([]*grader.Outcome{first, second})
-	if m.Passed || m.Score != 4 || m.Max != 7 || len(m.Questions) != 2 || m.Questions[1].ID != "b" || len(m.Survive) != 1 || m.JSONReport != "first.json" {
+	// The second cluster's question b was asked before the first cluster's a.
+	m := mergeOutcomes([]*grader.Outcome{first, second}, []string{"b", "a"})
+	if m.Passed || m.Score != 4 || m.Max != 7 || len(m.Questions) != 2 || m.Questions[0].ID != "b" || len(m.Survive) != 1 || m.JSONReport != "first.json" {
 		t.Errorf("merged %+v", m)
 	}
 	if len(first.Questions) != 1 {
