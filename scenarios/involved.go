@@ -21,6 +21,15 @@ func (s *Scenario) Involved() (namespaces, objects map[string]bool) {
 		}
 	}
 	for _, f := range s.Faults {
+		// A node's taint, label or cordon is undone on the Node object, a write the task involves.
+		switch {
+		case f.Taint != nil:
+			objects["Node//"+f.Taint.Node] = true
+		case f.Label != nil:
+			objects["Node//"+f.Label.Node] = true
+		case f.Cordon != nil:
+			objects["Node//"+f.Cordon.Node] = true
+		}
 		if c := f.Custom; c != nil {
 			if ns := c.Args["namespace"]; ns != "" {
 				namespaces[ns] = true

@@ -40,3 +40,25 @@ func TestInvolvedSystemCustom(t *testing.T) {
 		t.Errorf("cni-daemonset-excluded involves %v, not kube-system", namespaces)
 	}
 }
+
+// A cordoned, tainted or labelled node is undone on its Node object: the uncordon is the task's own write.
+func TestInvolvedNodeFaults(t *testing.T) {
+	cat, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"sched-cordoned-node", "taint-dedicated-node"} {
+		sc, err := cat.Get(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inst, err := sc.Instantiate(1, fakeResolver{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		node := inst.Values["node"]
+		if _, objects := inst.Involved(); node == "" || !objects["Node//"+node] {
+			t.Errorf("%s: objects lack Node//%s: %v", id, node, objects)
+		}
+	}
+}
