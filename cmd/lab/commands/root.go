@@ -37,7 +37,7 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 	defer stop()
 	root := NewRoot(in, out, errOut)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
 	}
@@ -49,7 +49,12 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 		return ee.Code
 	}
 	if ctx.Err() != nil {
-		fmt.Fprintln(errOut, "error: interrupted; `lab status` shows what was left and `lab reset` restores the cluster")
+		// An exam's start spans its clusters and hosts: its own stop is what restores them all.
+		if cmd != nil && strings.HasPrefix(cmd.CommandPath(), "lab exam") {
+			fmt.Fprintln(errOut, "error: interrupted; `lab exam status` shows what was left and `lab exam stop` restores the cluster")
+		} else {
+			fmt.Fprintln(errOut, "error: interrupted; `lab status` shows what was left and `lab reset` restores the cluster")
+		}
 		return 130
 	}
 	fmt.Fprintf(errOut, "error: %s\n", oneLine(err.Error()))
