@@ -6,6 +6,7 @@ package evidence
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -115,18 +116,58 @@ func Trace(ctx context.Context, kc kubernetes.Interface, ns, name, selector, own
 	if err != nil {
 		return journey.Result{}, err
 	}
-	var pod *corev1.Pod
-	for i := range pods {
-		if pod == nil || !Ready(&pods[i]) && Ready(pod) {
-			pod = &pods[i]
-		}
-	}
+	pod := representative(pods)
 	ev, err := forPod(ctx, kc, ns, pod, ownerNames(ctx, kc, ns, pod, ownerPrefix))
 	if err != nil {
 		return journey.Result{}, err
 	}
 	ev.Service, ev.Now = svc, time.Now()
 	return journey.Trace(ev), nil
+}
+
+// representative is the Pod whose journey stands for the workload's: a Pod that is neither Ready nor Succeeded,
+// the one that got furthest of those. Pods of one template that stop at different stages are the later stop's,
+// since another Pod passed the earlier one: a Pod still mounting its volumes a second after its sibling reached
+// the image pull is catching up (the kubelet's first mount of a new namespace's ConfigMap can time out once),
+// not where the workload stops. Equal progress keeps the order of pods.
+func representative(pods []corev1.Pod) *corev1.Pod {
+	done := func(p *corev1.Pod) bool { return Ready(p) || p.Status.Phase == corev1.PodSucceeded }
+	var pod *corev1.Pod
+	for i := range pods {
+		p := &pods[i]
+		switch {
+		case pod == nil:
+			pod = p
+		case done(pod) != done(p):
+			if done(pod) {
+				pod = p
+			}
+		case !done(p) && progress(p) > progress(pod):
+			pod = p
+		}
+	}
+	return pod
+}
+
+// progress ranks how far a Pod got on its journey, from the Pod's status alone: scheduled, started by its
+// kubelet, past its volumes and sandbox (a container waiting for another reason than its creation, or one that
+// ran), running.
+func progress(p *corev1.Pod) int {
+	if p.Spec.NodeName == "" {
+		return 0
+	}
+	n := 1
+	for _, st := range slices.Concat(p.Status.InitContainerStatuses, p.Status.ContainerStatuses) {
+		n = max(n, 2)
+		if w := st.State.Waiting; w == nil || st.LastTerminationState.Terminated != nil ||
+			(w.Reason != "" && w.Reason != "ContainerCreating" && w.Reason != "PodInitializing") {
+			n = 3
+		}
+	}
+	if p.Status.Phase == corev1.PodRunning {
+		n = 4
+	}
+	return n
 }
 
 // Ready reports a Running Pod whose Ready condition is true.

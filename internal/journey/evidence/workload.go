@@ -370,7 +370,8 @@ func ownerOfSelector(ctx context.Context, kc kubernetes.Interface, ns, selector 
 }
 
 // pick chooses the Pod to trace: of the current revision when the workload has one, not being deleted, the
-// first (by name) that is not Ready and has not completed; else the first. nil when there is none.
+// representative of those by name order (the furthest of the Pods neither Ready nor completed); nil when there
+// is none.
 func pick(w *workload, pods []corev1.Pod) *corev1.Pod {
 	var cands []corev1.Pod
 	for _, p := range pods {
@@ -379,15 +380,7 @@ func pick(w *workload, pods []corev1.Pod) *corev1.Pod {
 		}
 	}
 	slices.SortFunc(cands, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
-	for i := range cands {
-		if !Ready(&cands[i]) && cands[i].Status.Phase != corev1.PodSucceeded {
-			return &cands[i]
-		}
-	}
-	if len(cands) > 0 {
-		return &cands[0]
-	}
-	return nil
+	return representative(cands)
 }
 
 // oldReady counts the Ready Pods of earlier revisions.
