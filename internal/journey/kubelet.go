@@ -131,7 +131,7 @@ func checkKubeletRejected(in Evidence) (finding, bool) {
 // checkNetworkNotReady catches the kubelet's refusal to start a Pod on a node
 // whose network plugin is not ready, which it decides before the volumes.
 func checkNetworkNotReady(in Evidence) (finding, bool) {
-	if pastSandbox(in.Pod) || in.Pod.Spec.HostNetwork {
+	if PastSandbox(in.Pod) || in.Pod.Spec.HostNetwork {
 		return finding{}, false
 	}
 	e := in.podEvent(withReason("NetworkNotReady"))
@@ -143,7 +143,7 @@ func checkNetworkNotReady(in Evidence) (finding, bool) {
 }
 
 func checkMounts(in Evidence) (finding, bool) {
-	if pastSandbox(in.Pod) {
+	if PastSandbox(in.Pod) {
 		return finding{}, false
 	}
 	if e := in.podEvent(withReason("FailedMount", "FailedAttachVolume")); e != nil {
@@ -153,7 +153,7 @@ func checkMounts(in Evidence) (finding, bool) {
 }
 
 func checkSandbox(in Evidence) (finding, bool) {
-	if pastSandbox(in.Pod) {
+	if PastSandbox(in.Pod) {
 		return finding{}, false
 	}
 	e := in.podEvent(withReason("FailedCreatePodSandBox"))
@@ -166,9 +166,9 @@ func checkSandbox(in Evidence) (finding, bool) {
 	return finding{stage: Sandbox, detail: "the container runtime could not create the Pod sandbox", evidence: eventLine(e)}, true
 }
 
-// pastSandbox reports whether the kubelet got beyond volume and sandbox
+// PastSandbox reports whether the kubelet got beyond volume and sandbox
 // setup, which makes older mount and sandbox events stale.
-func pastSandbox(pod *corev1.Pod) bool {
+func PastSandbox(pod *corev1.Pod) bool {
 	if c := podCondition(pod, corev1.PodReadyToStartContainers); c != nil && c.Status == corev1.ConditionTrue {
 		return true
 	}

@@ -6,7 +6,6 @@ package evidence
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -150,24 +149,19 @@ func representative(pods []corev1.Pod) *corev1.Pod {
 }
 
 // progress ranks how far a Pod got on its journey, from the Pod's status alone: scheduled, started by its
-// kubelet, past its volumes and sandbox (a container waiting for another reason than its creation, or one that
-// ran), running.
+// kubelet, past its volumes and sandbox (as the journey decides it), running.
 func progress(p *corev1.Pod) int {
-	if p.Spec.NodeName == "" {
-		return 0
+	switch {
+	case p.Status.Phase == corev1.PodRunning:
+		return 4
+	case journey.PastSandbox(p):
+		return 3
+	case len(p.Status.InitContainerStatuses)+len(p.Status.ContainerStatuses) > 0:
+		return 2
+	case p.Spec.NodeName != "":
+		return 1
 	}
-	n := 1
-	for _, st := range slices.Concat(p.Status.InitContainerStatuses, p.Status.ContainerStatuses) {
-		n = max(n, 2)
-		if w := st.State.Waiting; w == nil || st.LastTerminationState.Terminated != nil ||
-			(w.Reason != "" && w.Reason != "ContainerCreating" && w.Reason != "PodInitializing") {
-			n = 3
-		}
-	}
-	if p.Status.Phase == corev1.PodRunning {
-		n = 4
-	}
-	return n
+	return 0
 }
 
 // Ready reports a Running Pod whose Ready condition is true.
