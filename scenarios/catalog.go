@@ -63,9 +63,7 @@ func lazyFS(fsys fs.FS, dir string) (*Catalog, error) {
 	c := &Catalog{lazy: l}
 	for _, e := range entries {
 		if !e.IsDir() && path.Ext(e.Name()) == ".yaml" {
-			id := strings.TrimSuffix(e.Name(), ".yaml")
-			l.files[id] = path.Join(dir, e.Name())
-			c.ids = append(c.ids, id)
+			l.files[strings.TrimSuffix(e.Name(), ".yaml")] = path.Join(dir, e.Name())
 		}
 	}
 	return c, nil
@@ -117,12 +115,7 @@ func LoadFS(fsys fs.FS, dir string) (*Catalog, error) {
 		if e.IsDir() || path.Ext(e.Name()) != ".yaml" {
 			continue
 		}
-		name := path.Join(dir, e.Name())
-		data, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			return nil, err
-		}
-		s, err := Parse("scenarios/"+name, data)
+		s, err := parseFile(fsys, path.Join(dir, e.Name()))
 		var perr Errors
 		if errors.As(err, &perr) {
 			errs = append(errs, perr...)
@@ -232,16 +225,22 @@ func (l *lazyFiles) get(id, file string) (*Scenario, error) {
 	if s, ok := l.one[id]; ok {
 		return s, nil
 	}
-	data, err := fs.ReadFile(l.fsys, file)
-	if err != nil {
-		return nil, err
-	}
-	s, err := Parse("scenarios/"+file, data)
+	s, err := parseFile(l.fsys, file)
 	if err != nil {
 		return nil, err
 	}
 	l.one[id] = s
 	return s, nil
+}
+
+// parseFile parses the scenario file name of fsys, which problems name as under scenarios/ (the repository
+// path of the embedded catalogue).
+func parseFile(fsys fs.FS, name string) (*Scenario, error) {
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	return Parse("scenarios/"+name, data)
 }
 
 func dedupe(in []string) []string {
