@@ -42,15 +42,10 @@ func (s *Session) Coaching(ctx context.Context, a *Attempt, inst *scenarios.Inst
 }
 
 // coachExam adds each question's timeline and the notes on writes no question involves to an exam's report,
-// each cluster's questions read from that cluster's own audit log: a write made on another cluster never
-// reaches a question's. Coaching is advice beside the grade: a log that is missing or unreadable leaves its
-// questions without it, and one quiet line says why.
-func (s *Session) coachExam(ctx context.Context, e *Exam, insts []*scenarios.Instance, rep *exam.Report) {
-	on, err := s.examClusters(ctx, e)
-	if err != nil {
-		s.Status.Info("No coaching: %v", err)
-		return
-	}
+// each cluster's questions (on: a session on each) read from that cluster's own audit log: a write made on
+// another cluster never reaches a question's. Coaching is advice beside the grade: a log that is missing or
+// unreadable leaves its questions without it, and one quiet line says why.
+func coachExam(ctx context.Context, e *Exam, on map[string]*Session, insts []*scenarios.Instance, rep *exam.Report) {
 	for _, g := range e.ByCluster() {
 		on[g.Name].coachQuestions(ctx, e, g.Index, insts, rep)
 	}

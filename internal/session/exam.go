@@ -402,9 +402,14 @@ func (s *Session) GradeExam(ctx context.Context, e *Exam, insts []*scenarios.Ins
 	now := time.Now().UTC()
 	e.StopClock(now)
 	var out *grader.Outcome
+	// A session on each of the exam's clusters serves its grading and its coaching.
+	var on map[string]*Session
 	if err := s.Status.Step(fmt.Sprintf("Grading %d question(s)", len(insts)), func() error {
 		var err error
-		out, err = s.gradeQuestions(ctx, e, insts, disturb)
+		if on, err = s.examClusters(ctx, e); err != nil {
+			return fmt.Errorf("grade exam %s: %w", e.ID, err)
+		}
+		out, err = s.gradeQuestions(ctx, e, on, insts, disturb)
 		return err
 	}); err != nil {
 		return nil, nil, err
@@ -418,7 +423,7 @@ func (s *Session) GradeExam(ctx context.Context, e *Exam, insts []*scenarios.Ins
 		qs = append(qs, exam.Question{Number: i + 1, Scenario: q.Scenario, Stage: insts[i].Stage, Weight: q.Weight, Flagged: q.Flagged, Spent: q.Spent})
 	}
 	rep := exam.Score(e.ID, qs, out, end.Sub(e.Started), now)
-	s.coachExam(ctx, e, insts, &rep)
+	coachExam(ctx, e, on, insts, &rep)
 	e.Phase, e.Graded = PhaseGraded, now
 	if err := s.SaveExam(e); err != nil {
 		return nil, nil, err
@@ -437,14 +442,10 @@ func (s *Session) GradeExam(ctx context.Context, e *Exam, insts []*scenarios.Ins
 	return &rep, out, nil
 }
 
-// gradeQuestions grades each of the exam's clusters in a child of its own, pointed at that cluster, and
-// merges the outcomes; each cluster's reports go under the exam's directory, another cluster's in a
-// subdirectory named after it.
-func (s *Session) gradeQuestions(ctx context.Context, e *Exam, insts []*scenarios.Instance, disturb bool) (*grader.Outcome, error) {
-	on, err := s.examClusters(ctx, e)
-	if err != nil {
-		return nil, fmt.Errorf("grade exam %s: %w", e.ID, err)
-	}
+// gradeQuestions grades each of the exam's clusters (on: a session on each, by name, "" the exam's own) in a
+// child of its own, pointed at that cluster, and merges the outcomes; each cluster's reports go under the
+// exam's directory, another cluster's in a subdirectory named after it.
+func (s *Session) gradeQuestions(ctx context.Context, e *Exam, on map[string]*Session, insts []*scenarios.Instance, disturb bool) (*grader.Outcome, error) {
 	dir := filepath.Join(s.Store.ClusterDir(s.Cluster.Name), "exams", e.ID, time.Now().UTC().Format("20060102T150405.000"))
 	var outs []*grader.Outcome
 	for _, g := range e.ByCluster() {
