@@ -76,8 +76,13 @@ func (i *Injector) apply(ctx context.Context, f *scenarios.ApplyFault) error {
 		if err := i.env.Clients.Apply(ctx, []*unstructured.Unstructured{o}); err != nil {
 			return err
 		}
-		if o.GetKind() == "CustomResourceDefinition" {
+		switch o.GetKind() {
+		case "CustomResourceDefinition":
 			if err := i.waitEstablished(ctx, o.GetName()); err != nil {
+				return err
+			}
+		case "ResourceQuota":
+			if err := i.waitEnforced(ctx, o); err != nil {
 				return err
 			}
 		}
@@ -105,6 +110,39 @@ func (i *Injector) waitEstablished(ctx context.Context, name string) error {
 	}
 	i.env.Clients.Mapper.Reset()
 	return nil
+}
+
+// waitEnforced waits until the quota controller has computed a new ResourceQuota's status: admission
+// enforces only the resources listed in status.hard, so a Pod created before that is let in whatever it
+// requests (a clean CI run saw a Deployment's Pods admitted past a quota the controller had not yet counted).
+func (i *Injector) waitEnforced(ctx context.Context, quota *unstructured.Unstructured) error {
+	want, _, _ := unstructured.NestedMap(quota.Object, "spec", "hard")
+	err := kube.Poll(ctx, 200*time.Millisecond, waitTimeout, func(ctx context.Context) (bool, error) {
+		live, err := i.env.Clients.Get(ctx, stub(refOf(quota)))
+		if err != nil || live == nil {
+			return false, nil
+		}
+		return quotaEnforced(want, live), nil
+	})
+	if err != nil {
+		return fmt.Errorf("ResourceQuota %s was not counted by the quota controller within %s: %w", manifest.Name(quota), waitTimeout, err)
+	}
+	return nil
+}
+
+// quotaEnforced says whether a live quota's status lists every resource its spec caps, and its usage.
+func quotaEnforced(hard map[string]any, live *unstructured.Unstructured) bool {
+	status, _, _ := unstructured.NestedMap(live.Object, "status", "hard")
+	used, _, _ := unstructured.NestedMap(live.Object, "status", "used")
+	for r := range hard {
+		if _, ok := status[r]; !ok {
+			return false
+		}
+		if _, ok := used[r]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // waitCondition waits until the object's status has the condition t with status True.

@@ -30,3 +30,24 @@ func TestWorkloadReady(t *testing.T) {
 		}
 	}
 }
+
+func TestQuotaEnforced(t *testing.T) {
+	hard := map[string]any{"requests.cpu": "1", "pods": int64(2)}
+	live := func(status map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"kind": "ResourceQuota", "status": status}}
+	}
+	for _, tc := range []struct {
+		name   string
+		status map[string]any
+		want   bool
+	}{
+		{"not counted yet", nil, false},
+		{"hard copied, usage not yet", map[string]any{"hard": map[string]any{"requests.cpu": "1", "pods": "2"}}, false},
+		{"one resource missing", map[string]any{"hard": map[string]any{"pods": "2"}, "used": map[string]any{"pods": "0"}}, false},
+		{"counted", map[string]any{"hard": map[string]any{"requests.cpu": "1", "pods": "2"}, "used": map[string]any{"requests.cpu": "0", "pods": "0"}}, true},
+	} {
+		if got := quotaEnforced(hard, live(tc.status)); got != tc.want {
+			t.Errorf("%s: quotaEnforced = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
