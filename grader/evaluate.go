@@ -30,6 +30,9 @@ type Result struct {
 	OK       bool          `json:"ok"`
 	Evidence string        `json:"evidence"`
 	Stage    journey.Stage `json:"stage,omitempty"`
+	// viaWebhook marks a request the API server failed because it could not call an admission webhook: its
+	// server is a workload, which may be coming back from a restart.
+	viaWebhook bool
 }
 
 func pass(format string, args ...any) Result {

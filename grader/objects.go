@@ -187,7 +187,8 @@ func (e Env) admission(ctx context.Context, c *scenarios.AdmissionCheck) Result 
 		case !c.Allowed && strings.Contains(err.Error(), c.Message):
 			return pass("%s is rejected: %v", what, err)
 		default:
-			return Result{Evidence: fmt.Sprintf("%s: %v", what, err), Stage: stageOfAPIError(err.Error())}
+			return Result{Evidence: fmt.Sprintf("%s: %v", what, err), Stage: stageOfAPIError(err.Error()),
+				viaWebhook: strings.Contains(err.Error(), "failed calling webhook")}
 		}
 	}
 	return pass("the API server accepts the manifest")

@@ -242,15 +242,16 @@ func (s *settling) converged(results []Result, quiet bool, elapsed time.Duration
 }
 
 // brokenThroughWorkloads says whether a failing collateral check reaches a running workload (exec in a Pod
-// or a node, HTTP, endpoints, Pods Ready, a custom check): those fail for a few seconds right after a kubelet
-// restart even on a correct fix, so they keep collateralHold.
+// or a node, HTTP, endpoints, Pods Ready, a custom check, an admission probe the API server could not send to
+// its webhook): those fail for a few seconds right after a kubelet restart or a replaced Pod even on a correct
+// fix (the webhook's new Pod is Ready a moment before its Service routes to it), so they keep collateralHold.
 func brokenThroughWorkloads(checks []Planned, results []Result) bool {
 	for i, r := range results {
 		c := checks[i].Check
 		if r.OK || checks[i].Group != GroupCollateral {
 			continue
 		}
-		if c.Exec != nil || c.NodeExec != nil || c.HTTP != nil || c.Endpoints != nil || c.PodsReady != nil || c.Custom != nil || c.PodState != nil {
+		if c.Exec != nil || c.NodeExec != nil || c.HTTP != nil || c.Endpoints != nil || c.PodsReady != nil || c.Custom != nil || c.PodState != nil || r.viaWebhook {
 			return true
 		}
 	}

@@ -90,4 +90,11 @@ func TestCollateralThroughWorkloadsKeepsItsHold(t *testing.T) {
 	if !brokenThroughWorkloads([]Planned{task, http}, []Result{{OK: true}, {}}) {
 		t.Error("a broken HTTP check may still be recovering from a kubelet restart")
 	}
+	probe := Planned{Group: GroupCollateral, Check: scenarios.Check{Name: "rejects", Admission: &scenarios.AdmissionCheck{}}}
+	if brokenThroughWorkloads([]Planned{task, probe}, []Result{{OK: true}, {Evidence: "creating Pod: is accepted"}}) {
+		t.Error("a probe the API server judged without a webhook reaches no workload")
+	}
+	if !brokenThroughWorkloads([]Planned{task, probe}, []Result{{OK: true}, {viaWebhook: true}}) {
+		t.Error("a probe whose webhook could not be called may be waiting for the webhook's new Pod")
+	}
 }
