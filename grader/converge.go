@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/cka-lab/lab/internal/journey"
 	"github.com/cka-lab/lab/internal/journey/evidence"
 )
 
@@ -306,7 +307,7 @@ func (e Env) observe(ctx context.Context, t targets, since time.Time, probe node
 				return fmt.Errorf("list events in %s: %w", ns, err)
 			}
 			for _, ev := range evs.Items {
-				if (ev.Reason == "FailedCreatePodSandBox" || ev.Reason == "FailedMount") && eventTime(ev).After(since) {
+				if (ev.Reason == "FailedCreatePodSandBox" || ev.Reason == "FailedMount") && !journey.CacheNotSynced(&ev) && eventTime(ev).After(since) {
 					r.sandboxFailed[ns+"/"+ev.InvolvedObject.Name] = ev.Reason
 				}
 			}

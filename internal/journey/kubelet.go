@@ -146,10 +146,19 @@ func checkMounts(in Evidence) (finding, bool) {
 	if PastSandbox(in.Pod) {
 		return finding{}, false
 	}
-	if e := in.podEvent(withReason("FailedMount", "FailedAttachVolume")); e != nil {
+	failed := withReason("FailedMount", "FailedAttachVolume")
+	if e := in.podEvent(func(e *corev1.Event) bool { return failed(e) && !CacheNotSynced(e) }); e != nil {
 		return finding{stage: Volumes, detail: "the kubelet could not attach or mount a volume", evidence: eventLine(e)}, true
 	}
 	return unboundClaim(in)
+}
+
+// CacheNotSynced says whether a mount failed only because the kubelet's cache of the namespace's ConfigMaps
+// or Secrets had not synced in time ("failed to sync configmap cache: timed out waiting for the condition"):
+// the kubelet mounts again on its next sync, so the Pod is on its way, not stopped at its volumes. Clean runs
+// saw it on a new namespace's first Pods and on a Pod restored from an etcd snapshot.
+func CacheNotSynced(e *corev1.Event) bool {
+	return e.Reason == "FailedMount" && strings.Contains(e.Message, "failed to sync ") && strings.Contains(e.Message, " cache")
 }
 
 func checkSandbox(in Evidence) (finding, bool) {

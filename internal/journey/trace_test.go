@@ -375,6 +375,14 @@ func TestTrace(t *testing.T) {
 			detail:   "the kubelet could not attach or mount a volume",
 		},
 		{
+			name: "a mount that waits for the kubelet's cache is on its way",
+			in: Evidence{Node: readyNode(), Pod: healthyPod(creating), Events: []corev1.Event{
+				podEvent("FailedMount", `MountVolume.SetUp failed for volume "kube-api-access-dvq4w" : failed to sync configmap cache: timed out waiting for the condition`, 0),
+			}},
+			stage:    Sandbox,
+			evidence: "ContainerCreating: container web is waiting",
+		},
+		{
 			name:     "scheduled with unbound claim",
 			in:       Evidence{Node: readyNode(), Pod: healthyPod(creating), PVCs: []corev1.PersistentVolumeClaim{pendingClaim("data")}},
 			stage:    Volumes,
