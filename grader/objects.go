@@ -188,7 +188,7 @@ func (e Env) admission(ctx context.Context, c *scenarios.AdmissionCheck) Result 
 			return pass("%s is rejected: %v", what, err)
 		default:
 			return Result{Evidence: fmt.Sprintf("%s: %v", what, err), Stage: stageOfAPIError(err.Error()),
-				viaWebhook: strings.Contains(err.Error(), "failed calling webhook")}
+				viaWebhook: kube.WebhookNotCalled(err)}
 		}
 	}
 	return pass("the API server accepts the manifest")

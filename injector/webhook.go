@@ -142,7 +142,7 @@ func (i *Injector) waitAnswering(ctx context.Context, w *scenarios.WebhookFault)
 	var last error
 	err = kube.Poll(ctx, 250*time.Millisecond, waitTimeout, func(ctx context.Context) (bool, error) {
 		_, last = i.env.Clients.Kube.CoreV1().Pods(probe.Namespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		return last == nil || !strings.Contains(last.Error(), "failed calling webhook"), nil
+		return !kube.WebhookNotCalled(last), nil
 	})
 	if err != nil {
 		return fmt.Errorf("webhook %s does not answer the API server: %v: %w", w.Name, last, err)

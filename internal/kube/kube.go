@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/cka-lab/lab/internal/manifest"
@@ -166,6 +167,13 @@ func (c *Clients) Get(ctx context.Context, obj *unstructured.Unstructured) (*uns
 		return nil, nil
 	}
 	return live, err
+}
+
+// WebhookNotCalled says whether the API server failed a request because it could not call an admission
+// webhook (its Service not routing to a ready server yet, or no server at all), rather than on the webhook's
+// answer.
+func WebhookNotCalled(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "failed calling webhook")
 }
 
 // Poll calls cond every interval until it returns true, an error, or ctx (bounded by timeout) ends.
