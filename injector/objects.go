@@ -117,17 +117,9 @@ func (i *Injector) waitEstablished(ctx context.Context, name string) error {
 // requests (a clean CI run saw a Deployment's Pods admitted past a quota the controller had not yet counted).
 func (i *Injector) waitEnforced(ctx context.Context, quota *unstructured.Unstructured) error {
 	want, _, _ := unstructured.NestedMap(quota.Object, "spec", "hard")
-	err := kube.Poll(ctx, 200*time.Millisecond, waitTimeout, func(ctx context.Context) (bool, error) {
-		live, err := i.env.Clients.Get(ctx, stub(refOf(quota)))
-		if err != nil || live == nil {
-			return false, nil
-		}
-		return quotaEnforced(want, live), nil
+	return i.waitLive(ctx, refOf(quota), "counted by the quota controller", func(live *unstructured.Unstructured) bool {
+		return quotaEnforced(want, live)
 	})
-	if err != nil {
-		return fmt.Errorf("ResourceQuota %s was not counted by the quota controller within %s: %w", manifest.Name(quota), waitTimeout, err)
-	}
-	return nil
 }
 
 // quotaEnforced says whether a live quota's status lists every resource its spec caps, and its usage.
@@ -147,12 +139,18 @@ func quotaEnforced(hard map[string]any, live *unstructured.Unstructured) bool {
 
 // waitCondition waits until the object's status has the condition t with status True.
 func (i *Injector) waitCondition(ctx context.Context, r scenarios.ObjectRef, t string) error {
+	return i.waitLive(ctx, r, t, func(live *unstructured.Unstructured) bool { return conditionTrue(live.Object, t) })
+}
+
+// waitLive waits until the live object r exists and ok holds of it; what is the state waited for, for the
+// error.
+func (i *Injector) waitLive(ctx context.Context, r scenarios.ObjectRef, what string, ok func(live *unstructured.Unstructured) bool) error {
 	err := kube.Poll(ctx, 200*time.Millisecond, waitTimeout, func(ctx context.Context) (bool, error) {
 		live, err := i.env.Clients.Get(ctx, stub(r))
-		return err == nil && live != nil && conditionTrue(live.Object, t), nil
+		return err == nil && live != nil && ok(live), nil
 	})
 	if err != nil {
-		return fmt.Errorf("%s %s was not %s within %s: %w", r.Kind, r.Name, t, waitTimeout, err)
+		return fmt.Errorf("%s %s was not %s within %s: %w", r.Kind, r.Name, what, waitTimeout, err)
 	}
 	return nil
 }
