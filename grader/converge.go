@@ -644,7 +644,9 @@ func (v *view) podWaiting(p *corev1.Pod, since, now time.Time) ([]Waiting, bool)
 			return []Waiting{{Key: key + "|config", What: fmt.Sprintf("%s: container %s not created yet, its configuration now exists", name, cs.Name)}}, false
 		}
 	}
-	if p.Status.Phase == corev1.PodPending {
+	// A Running Pod's containers wait in ContainerCreating too while the kubelet makes them a new sandbox: a Pod
+	// restored from an etcd snapshot after its node had stopped it, or one whose sandbox died.
+	if p.Status.Phase == corev1.PodPending || slices.ContainsFunc(statuses, beingCreated) {
 		if missing := v.missingRefs(p); missing != "" {
 			return nil, true
 		}
@@ -680,6 +682,11 @@ func (v *view) podWaiting(p *corev1.Pod, since, now time.Time) ([]Waiting, bool)
 		}
 	}
 	return nil, true
+}
+
+// beingCreated says whether the kubelet is still making a container's sandbox, volumes or the container.
+func beingCreated(cs corev1.ContainerStatus) bool {
+	return cs.State.Waiting != nil && cs.State.Waiting.Reason == "ContainerCreating"
 }
 
 // nodeMarkedNotReady says whether p is not Ready only because the node controller said so, and since when:

@@ -72,6 +72,15 @@ func TestPodWaiting(t *testing.T) {
 			waitingIn("ContainerCreating")(p)
 			p.Spec.Volumes = []corev1.Volume{{Name: "s", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "tls"}}}}
 		}), v: view{secrets: map[string]map[string]bool{"shop/tls": {"tls.crt": true}}}, wantWait: "being created"},
+		{name: "a Running Pod whose sandbox the kubelet makes again", pod: pod("a", func(p *corev1.Pod) {
+			waitingIn("ContainerCreating")(p)
+			p.Status.Phase = corev1.PodRunning
+			p.Status.ContainerStatuses[0].LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "ContainerStatusUnknown", ExitCode: 137}}
+		}), wantWait: "containers being created"},
+		{name: "a Running Pod whose new sandbox failed after the check began", pod: pod("a", func(p *corev1.Pod) {
+			waitingIn("ContainerCreating")(p)
+			p.Status.Phase = corev1.PodRunning
+		}), v: view{sandboxFailed: map[string]string{"shop/a": "FailedCreatePodSandBox"}}, wantStuck: true},
 		{name: "sandbox failed again after the check began", pod: pod("a", waitingIn("ContainerCreating")),
 			v: view{sandboxFailed: map[string]string{"shop/a": "FailedCreatePodSandBox"}}, wantStuck: true},
 		{name: "config error with the key still missing", pod: pod("a", func(p *corev1.Pod) {
