@@ -63,7 +63,11 @@ var _ = Describe("coaching", Ordered, Label("coaching"), func() {
 		ns, app := start(ctx)
 		shell(ctx, fmt.Sprintf(`kubectl -n %s set image deployment/%s '*=nginx:1.27' && kubectl -n %[1]s rollout status deployment/%[2]s --timeout=2m`, ns, app))
 		// A Pod of the old revision may still be terminating after the rollout: one not being deleted is taken.
-		pod := shell(ctx, fmt.Sprintf(`kubectl -n %s get pods -o go-template='{{range .items}}{{if not .metadata.deletionTimestamp}}pod/{{.metadata.name}}{{"\n"}}{{end}}{{end}}' | head -1`, ns))
+		// The first is taken here, not by `| head -1`: head's early exit fails the step under pipefail with kubectl's
+		// SIGPIPE (exit 141), as in a clean run.
+		pods := strings.Fields(shell(ctx, fmt.Sprintf(`kubectl -n %s get pods -o go-template='{{range .items}}{{if not .metadata.deletionTimestamp}}pod/{{.metadata.name}}{{"\n"}}{{end}}{{end}}'`, ns)))
+		Expect(pods).NotTo(BeEmpty())
+		pod := pods[0]
 		shell(ctx, fmt.Sprintf(`kubectl -n %s delete %s --force --grace-period=0`, ns, pod))
 		out := check(ctx)
 		Expect(out.Coaching).To(ConsistOf(And(
