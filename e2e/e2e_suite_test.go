@@ -25,13 +25,11 @@ var (
 	lab     *framework.Lab
 	clients *kube.Clients
 	seed    int64
-	// Past this much time in the suite, the scenarios' extras (second and later wrong fixes, alternative fixes,
-	// shortcut probes) are skipped; they run after every other spec, so the core of every scenario (its first
-	// wrong fix and its reference solution) and every other spec have run by then on a machine of normal speed,
-	// and `make test` ends about this long plus the Serial specs after it starts. `make e2e-seeds` sets no
-	// budget and runs them all.
-	extrasBudget = envDuration("E2E_EXTRAS_BUDGET", 52*time.Minute)
-	suiteStart   = time.Now()
+	// Past this much time in the suite, the planned extras not yet begun are skipped, and the report names
+	// them: a guard for a machine much slower than the recorded costs, so `make test` stays within CI's 90
+	// minutes; on this project's machines the core and one slice end well before it. `make e2e-all` sets none.
+	extrasDeadline = envDuration("E2E_EXTRAS_DEADLINE", 58*time.Minute)
+	suiteStart     = time.Now()
 )
 
 func TestE2E(t *testing.T) {
@@ -46,6 +44,7 @@ var _ = SynchronizedBeforeSuite(func() []byte {
 	binDir := envOr("E2E_BIN_DIR", filepath.Join(os.TempDir(), "lab-e2e-bin"))
 	Expect(os.MkdirAll(binDir, 0o755)).To(Succeed())
 	Expect(os.Chmod(binDir, 0o755)).To(Succeed())
+	printPlan()
 	return []byte(framework.Build(binDir))
 }, func(bin []byte) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)

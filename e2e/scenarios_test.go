@@ -3,14 +3,17 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"slices"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/cka-lab/lab/e2e/framework"
+	"github.com/cka-lab/lab/e2e/rotation"
 	"github.com/cka-lab/lab/grader"
 	"github.com/cka-lab/lab/scenarios"
 )
@@ -36,58 +39,67 @@ type resetJSON struct {
 // Every scenario round-trips on the shared cluster of its process: start shows the symptom, every wrong fix
 // fails the check with an explanation, every alternative fix and the reference solution pass, the generic
 // shortcuts fail, and reset returns the cluster to its baseline. The core of each round trip (the first wrong
-// fix and the reference solution) always runs; the rest runs after every other spec, while time is left.
+// fix and the reference solution) runs in every run; the rest as the rotation plans.
 var _ = Describe("scenario round trips", Label("scenarios"), func() {
 	for _, sc := range catalog().All() {
 		Context(sc.ID, Label(sc.ID, string(sc.Stage)), func() {
 			rt := roundTrip{sc}
-			if len(sc.WrongFixes) > 0 {
-				It(fmt.Sprintf("fails the wrong fix %q", sc.WrongFixes[0].Name), func(ctx SpecContext) {
-					defer rt.costs()()
-					rt.wrongFix(ctx, 0)
-				}, SpecTimeout(8*time.Minute))
+			for _, spec := range rotation.Core(sc) {
+				switch spec.Kind {
+				case rotation.CoreWrongFix:
+					It(fmt.Sprintf("fails the wrong fix %q", spec.Name), func(ctx SpecContext) {
+						defer rt.costs(spec)()
+						rt.wrongFix(ctx, 0)
+					}, SpecTimeout(8*time.Minute))
+				case rotation.CoreReference:
+					It("passes the reference solution, then resets to the baseline", func(ctx SpecContext) {
+						defer rt.costs(spec)()
+						rt.start(ctx)
+						rt.passes(ctx, rt.instance(ctx).Solution, "fix-to-pass", "the reference solution must pass")
+						rt.reset(ctx)
+					}, SpecTimeout(8*time.Minute))
+				}
 			}
-			It("passes the reference solution, then resets to the baseline", func(ctx SpecContext) {
-				defer rt.costs()()
-				rt.start(ctx)
-				rt.passes(ctx, rt.instance(ctx).Solution, "fix-to-pass", "the reference solution must pass")
-				rt.reset(ctx)
-			}, SpecTimeout(8*time.Minute))
 		})
 	}
 })
 
-// The extras (later wrong fixes, alternative fixes, shortcut probes) of each scenario are a top-level
-// container of the lowest priority: ginkgo runs them after every other spec, in an order its random seed
-// shuffles. So the core of every scenario has run before E2E_EXTRAS_BUDGET stops them on a slow machine, and
-// successive runs cover different scenarios' extras when the budget cannot fit them all.
+// The extras (later wrong fixes, alternative fixes, shortcut probes) this run's plan takes: its slice of the
+// rotation and the extras of the scenarios its change touched. They are a top-level container of the lowest
+// priority, so ginkgo runs them after every other spec and the core has run before E2E_EXTRAS_DEADLINE, a
+// guard against a machine much slower than the costs recorded, could stop them.
 var _ = func() bool {
+	p := plan()
 	for _, sc := range catalog().All() {
 		Describe("scenario extras", Label("scenarios", sc.ID, string(sc.Stage)), SpecPriority(-1), func() {
 			Context(sc.ID, func() {
 				rt := roundTrip{sc}
-				for i := 1; i < len(sc.WrongFixes); i++ {
-					It(fmt.Sprintf("fails the wrong fix %q", sc.WrongFixes[i].Name), func(ctx SpecContext) {
-						skipPastBudget()
-						defer rt.costs()()
-						rt.wrongFix(ctx, i)
-					}, SpecTimeout(8*time.Minute))
-				}
-				for i, af := range sc.AltFixes {
-					It(fmt.Sprintf("passes the alternative fix %q", af.Name), func(ctx SpecContext) {
-						skipPastBudget()
-						defer rt.costs()()
-						rt.start(ctx)
-						rt.passes(ctx, rt.instance(ctx).AltFixes[i].Run, "alt-fix", "a correct fix made another way must pass")
-						rt.reset(ctx)
-					}, SpecTimeout(8*time.Minute))
-				}
-				if workloadPods(sc.Checks) != nil && !breaksNodeOrControlPlane(sc) {
-					It("fails every shortcut", func(ctx SpecContext) {
-						skipPastBudget()
-						defer rt.costs()()
-						rt.shortcuts(ctx)
-					}, SpecTimeout(8*time.Minute))
+				for _, spec := range rotation.Extras(sc) {
+					if !p.Runs(spec) {
+						continue
+					}
+					switch spec.Kind {
+					case rotation.WrongFix:
+						It(fmt.Sprintf("fails the wrong fix %q", spec.Name), func(ctx SpecContext) {
+							defer rt.costs(spec)()
+							skipPastDeadline()
+							rt.wrongFix(ctx, spec.Index)
+						}, SpecTimeout(8*time.Minute))
+					case rotation.AltFix:
+						It(fmt.Sprintf("passes the alternative fix %q", spec.Name), func(ctx SpecContext) {
+							defer rt.costs(spec)()
+							skipPastDeadline()
+							rt.start(ctx)
+							rt.passes(ctx, rt.instance(ctx).AltFixes[spec.Index].Run, "alt-fix", "a correct fix made another way must pass")
+							rt.reset(ctx)
+						}, SpecTimeout(8*time.Minute))
+					case rotation.Shortcuts:
+						It("fails every shortcut", func(ctx SpecContext) {
+							defer rt.costs(spec)()
+							skipPastDeadline()
+							rt.shortcuts(ctx)
+						}, SpecTimeout(8*time.Minute))
+					}
 				}
 			})
 		})
@@ -103,17 +115,51 @@ func catalog() *scenarios.Catalog {
 	return cat
 }
 
-func skipPastBudget() {
-	if took := time.Since(suiteStart); took > extrasBudget {
-		Skip(fmt.Sprintf("the suite has run %s, past E2E_EXTRAS_BUDGET=%s: the scenarios' extras are not run now", took.Round(time.Second), extrasBudget))
+// plan is this run's share of the extras, the same in every parallel process: it depends only on the
+// checkout, the catalogue, the recorded costs and the E2E_SLICE* settings.
+var plan = sync.OnceValue(func() *rotation.Plan {
+	root, err := repoRoot()
+	if err != nil {
+		panic(err)
+	}
+	o, err := rotation.OptionsFromEnv(context.Background(), root)
+	if err != nil {
+		panic(err)
+	}
+	costs, err := rotation.Recorded()
+	if err != nil {
+		panic(err)
+	}
+	return rotation.NewPlan(catalog().All(), costs, o)
+})
+
+// repoRoot is the module root above the working directory (ginkgo runs the suite in e2e/).
+func repoRoot() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; d != "/"; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+	}
+	return "", fmt.Errorf("no go.mod above %s", wd)
+}
+
+func skipPastDeadline() {
+	if took := time.Since(suiteStart); took > extrasDeadline {
+		Skip(fmt.Sprintf("the suite has run %s, past E2E_EXTRAS_DEADLINE=%s: this extra of the plan is not run now", took.Round(time.Second), extrasDeadline))
 	}
 }
 
 // roundTrip drives one scenario through lab as a learner would.
 type roundTrip struct{ sc *scenarios.Scenario }
 
-// costs measures the CPU the spec costs (its cluster and the commands it runs) until the returned func runs.
-func (rt roundTrip) costs() func() {
+// costs names the spec in the report (the rotation reads its cost and whether it ran from there) and
+// measures the CPU it costs (its cluster and the commands it runs) until the returned func runs.
+func (rt roundTrip) costs(spec rotation.Spec) func() {
+	AddReportEntry(rotation.SpecEntry, spec.ID(), ReportEntryVisibilityNever)
 	before := lab.CPU()
 	return func() { recordCPU(rt.sc.ID, lab.CPU()-before) }
 }
@@ -197,7 +243,7 @@ func (rt roundTrip) wrongFix(ctx context.Context, i int) {
 func (rt roundTrip) shortcuts(ctx context.Context) {
 	GinkgoHelper()
 	rt.start(ctx)
-	workloads := workloadPods(rt.instance(ctx).Checks)
+	workloads := rotation.WorkloadPods(rt.instance(ctx).Checks)
 	for _, probe := range shortcuts {
 		By("the shortcut: " + probe.name)
 		for _, w := range workloads {
@@ -237,24 +283,4 @@ var shortcuts = []struct {
 		},
 		nil,
 	},
-}
-
-// breaksNodeOrControlPlane says whether a scenario's faults break a node or a control-plane component (files
-// and services on nodes, custom faults): there a bare Pod cannot run either, so a shortcut proves nothing and
-// the check waits out minutes of a node or an API server coming back.
-func breaksNodeOrControlPlane(sc *scenarios.Scenario) bool {
-	return slices.ContainsFunc(sc.Faults, func(f scenarios.Fault) bool {
-		return f.NodeFile != nil || f.NodeService != nil || f.Custom != nil
-	})
-}
-
-// workloadPods are the Pods by label, outside the system namespaces, that checks want Ready.
-func workloadPods(checks []scenarios.Check) []scenarios.PodSelector {
-	var out []scenarios.PodSelector
-	for _, c := range checks {
-		if p := c.PodsReady; p != nil && p.Selector != "" && !strings.HasPrefix(p.Namespace, "kube-") && !slices.Contains(out, p.PodSelector) {
-			out = append(out, p.PodSelector)
-		}
-	}
-	return out
 }
