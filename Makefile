@@ -57,7 +57,7 @@ vet:
 	$(GO) vet ./...
 
 unit:
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v /e2e)
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v '/e2e$$')
 
 lint: build $(GOLANGCI)
 	$(BIN) scenario lint
