@@ -253,7 +253,7 @@ func (p *Plan) Describe() string {
 	case -2:
 		fmt.Fprintf(&b, "e2e extras: no slice, only the changed scenarios' extras (%d)\n", p.count())
 	default:
-		fmt.Fprintf(&b, "e2e extras: slice %d of %d (%d extras, about %.0f spec-seconds); any %d consecutive landings run every extra once\n",
+		fmt.Fprintf(&b, "e2e extras: slice %d of %d (%d extras, about %.0f spec-seconds), the checkout's commit count mod %d; E2E_SLICE=N runs another\n",
 			p.Slice+1, k, len(p.Slices[p.Slice]), p.load(p.Slices[p.Slice]), k)
 	}
 	fmt.Fprintf(&b, "e2e extras: the change (%s) touched %d scenario(s)", p.Window, len(p.Changed))
