@@ -266,3 +266,50 @@ func assertAsBefore(t *testing.T, c *fakecluster.Cluster, before *fakecluster.Sn
 		t.Fatalf("the cluster after %s differs from before:\n%s", after, strings.Join(diff, "\n"))
 	}
 }
+
+// An exam start records the exam and breaks the cluster for its question; grading it asks the grader once,
+// marks it graded, keeps the report, adds the question to the history; ending it restores the cluster.
+func TestExamStartAndGrade(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	before, err := f.cluster.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := f.catalog.Get("dedicated-worker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, insts, err := f.session.StartExam(ctx, session.ExamOptions{Pool: []*scenarios.Scenario{sc}, Exactly: true, Questions: 1, Seed: 3, Duration: time.Hour})
+	if err != nil {
+		t.Fatalf("StartExam: %v", err)
+	}
+	if e.Phase != session.PhaseActive || len(e.Questions) != 1 || e.Questions[0].Scenario != sc.ID || len(insts) != 1 {
+		t.Fatalf("exam after StartExam: %+v, want one active question of %s", e, sc.ID)
+	}
+	if saved, err := f.session.Exam(); err != nil || saved == nil || saved.ID != e.ID {
+		t.Fatalf("the exam record: %+v, %v; want %s", saved, err, e.ID)
+	}
+	rep, out, err := f.session.GradeExam(ctx, e, insts, false)
+	if err != nil {
+		t.Fatalf("GradeExam: %v", err)
+	}
+	if len(f.graded) != 1 || !out.Passed || len(rep.Questions) != 1 || !rep.Questions[0].Passed {
+		t.Fatalf("graded %d time(s), outcome %+v, report %+v; want one passing question", len(f.graded), out, rep)
+	}
+	if saved, err := f.session.Exam(); err != nil || saved.Phase != session.PhaseGraded {
+		t.Fatalf("the exam record after grading: %+v, %v; want graded", saved, err)
+	}
+	if kept, err := f.session.ExamReport(); err != nil || kept == nil || kept.Exam != e.ID {
+		t.Fatalf("the kept report: %+v, %v", kept, err)
+	}
+	if recs := f.history(t); len(recs) != 1 || recs[0].Event != history.EventExam || recs[0].Exam != e.ID {
+		t.Fatalf("history after GradeExam: %+v, want the exam's question", recs)
+	}
+	residue, _, err := f.session.EndExam(ctx, e)
+	if err != nil || len(residue) > 0 {
+		t.Fatalf("EndExam: residue %v, %v", residue, err)
+	}
+	assertAsBefore(t, f.cluster, before, "EndExam")
+}
