@@ -74,6 +74,12 @@ type Cluster struct {
 	nodes   []nodes.Node
 }
 
+// Over returns the cluster rec over clients and the nodes ns, which it lists without asking kind: for tests
+// that fake both.
+func Over(rec Record, clients *kube.Clients, ns []nodes.Node) *Cluster {
+	return &Cluster{Record: rec, Clients: clients, nodes: ns}
+}
+
 // Nodes lists the cluster's kind nodes (containers). The list is read once per Cluster: kind asks Docker
 // once and then once more per node for its role, and the injector and the grader ask for a node before every
 // node file and every node check; a cluster's containers stay the same until it is created again, which

@@ -321,7 +321,7 @@ func (s *Session) createExamCluster(ctx context.Context, e *Exam, insts []*scena
 
 // on is a session on another of the exam's clusters, sharing this one's store, status and binary.
 func (s *Session) on(c *cluster.Cluster) *Session {
-	return &Session{Cluster: c, Store: s.Store, Status: s.Status, Self: s.Self, Provider: s.Provider}
+	return &Session{Cluster: c, Store: s.Store, Status: s.Status, Self: s.Self, Provider: s.Provider, Grade: s.Grade}
 }
 
 // examClusters returns a session on each of the exam's clusters by the name its questions record ("" for this
@@ -458,7 +458,7 @@ func (s *Session) gradeQuestions(ctx context.Context, e *Exam, on map[string]*Se
 			plan.Questions, gi = append(plan.Questions, q), append(gi, insts[i])
 		}
 		gdir := filepath.Join(dir, g.Name)
-		out, err := grader.RunChild(ctx, s.Self, plan, gdir, []string{"LAB_CLUSTER=" + cs.Cluster.Name}, nil)
+		out, err := cs.grade(ctx, plan, gdir, nil)
 		if err != nil {
 			return nil, fmt.Errorf("grade exam %s on cluster %s: %w", e.ID, cs.Cluster.Name, err)
 		}

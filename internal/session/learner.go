@@ -69,7 +69,7 @@ func (s *Session) Check(ctx context.Context, a *Attempt, inst *scenarios.Instanc
 	var out *grader.Outcome
 	err := s.Status.Step(fmt.Sprintf("Grading %s (until the cluster converges, at most %s)", inst.ID, plan.Questions[0].Settle), func() error {
 		var err error
-		out, err = grader.RunChild(ctx, s.Self, plan, dir, []string{"LAB_CLUSTER=" + s.Cluster.Name}, onProgress)
+		out, err = s.grade(ctx, plan, dir, onProgress)
 		return err
 	})
 	if err != nil {
@@ -141,7 +141,7 @@ func (s *Session) survive(ctx context.Context, plan grader.Plan, out *grader.Out
 	n := 0
 	grade := func(ctx context.Context, p grader.Plan) (*grader.Outcome, error) {
 		n++
-		return grader.RunChild(ctx, s.Self, p, filepath.Join(dir, fmt.Sprintf("survive-%d", n)), []string{"LAB_CLUSTER=" + s.Cluster.Name}, nil)
+		return s.grade(ctx, p, filepath.Join(dir, fmt.Sprintf("survive-%d", n)), nil)
 	}
 	env := survive.Env{Clients: s.Cluster.Clients, Nodes: s.Cluster.Nodes}
 	return survive.Run(ctx, env, plan, out, insts, grade, step)

@@ -89,6 +89,18 @@ type Session struct {
 	Self string
 	// Provider creates and deletes the clusters an exam needs beside this one; nil where lab makes none.
 	Provider *cluster.Provider
+	// Grade grades a plan for this session's cluster, writing its reports into dir; nil grades in a child
+	// process of Self (grader.RunChild), as lab always does. Tests give a fake grader: the child is the lab
+	// binary, which a unit test does not have.
+	Grade func(ctx context.Context, plan grader.Plan, dir string, onProgress func(grader.Progress)) (*grader.Outcome, error)
+}
+
+// grade grades plan with Grade, else in a child process pointed at this session's cluster.
+func (s *Session) grade(ctx context.Context, plan grader.Plan, dir string, onProgress func(grader.Progress)) (*grader.Outcome, error) {
+	if s.Grade != nil {
+		return s.Grade(ctx, plan, dir, onProgress)
+	}
+	return grader.RunChild(ctx, s.Self, plan, dir, []string{"LAB_CLUSTER=" + s.Cluster.Name}, onProgress)
 }
 
 func (s *Session) env() injector.Env {
