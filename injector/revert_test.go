@@ -90,12 +90,13 @@ var revertCases = []revertCase{
 - nodeFile: {node: lab-worker, path: /opt/cni/bin/ptp, moveTo: /root/ptp}
 - nodeFile: {node: lab-control-plane, path: /etc/sysctl.d/99-lab.conf, write: "net.ipv4.ip_forward = 0\n", wholeDir: true}
 `},
-	// chmod runs here on a file the faults wrote, which the revert removes. A chmod of a file that existed is
-	// not reverted: the ledger's digest of a file is of its content alone (node.FileDigest), so Revert finds it
-	// unchanged and leaves the mode the fault set; no scenario chmods a file yet.
 	{name: "nodeFile chmod of a new file", faults: `
 - nodeFile: {node: lab-worker, path: /etc/app/run.sh, write: "#!/bin/sh\n"}
 - nodeFile: {node: lab-worker, path: /etc/app/run.sh, chmod: "0755"}
+`},
+	// The ledger's digest of a file covers its mode, so a chmod alone is undone too.
+	{name: "nodeFile chmod of a file that existed", faults: `
+- nodeFile: {node: lab-worker, path: /etc/cni/net.d/10-kindnet.conflist, chmod: "0600"}
 `},
 	{name: "nodeService", faults: `
 - nodeService: {node: lab-worker, unit: kubelet}

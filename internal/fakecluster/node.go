@@ -599,7 +599,7 @@ func (n *Node) digest(p string) string {
 	}
 	h := sha256.New()
 	if !f.Dir {
-		h.Write([]byte(f.Data))
+		fmt.Fprintf(h, "%o\n%s", f.Mode, f.Data)
 	} else {
 		for _, q := range n.sortedPaths() {
 			if rel, ok := strings.CutPrefix(q, p+"/"); ok {

@@ -43,12 +43,13 @@ func ReadFile(ctx context.Context, n nodes.Node, path string) (content string, e
 	return out, true, nil
 }
 
-// FileDigest returns a file's SHA-256 (of a directory: of its names, modes and contents), or exists false when
+// FileDigest returns a file's SHA-256 (of its mode and content; of a directory: of its names, modes and
+// contents), so a revert restores a mode a fault changed too, or exists false when
 // there is no such file; then missingDir is the outermost of its ancestor directories that is missing too (""
 // when its directory exists), which whoever writes the file will create.
 func FileDigest(ctx context.Context, n nodes.Node, path string) (sum string, exists bool, missingDir string, err error) {
 	out, err := Run(ctx, n, "sh", "-c", `if [ -d "$1" ]; then tar -C "$1" -cf - --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner . | sha256sum; exit; fi
-if [ -e "$1" ]; then sha256sum "$1"; exit; fi
+if [ -e "$1" ]; then { stat -c %a "$1"; cat "$1"; } | sha256sum; exit; fi
 d=$(dirname "$1"); top=; while [ ! -e "$d" ]; do top=$d; d=$(dirname "$d"); done; echo "absent $top"`, "sh", path)
 	if err != nil {
 		return "", false, "", err
