@@ -48,12 +48,12 @@ var _ = Describe("scenario round trips", Label("scenarios"), func() {
 				switch spec.Kind {
 				case rotation.CoreWrongFix:
 					It(fmt.Sprintf("fails the wrong fix %q", spec.Name), func(ctx SpecContext) {
-						defer rt.costs(spec)()
+						defer rt.begin(spec)()
 						rt.wrongFix(ctx, 0)
 					}, SpecTimeout(8*time.Minute))
 				case rotation.CoreReference:
 					It("passes the reference solution, then resets to the baseline", func(ctx SpecContext) {
-						defer rt.costs(spec)()
+						defer rt.begin(spec)()
 						rt.start(ctx)
 						rt.passes(ctx, rt.instance(ctx).Solution, "fix-to-pass", "the reference solution must pass")
 						rt.reset(ctx)
@@ -81,22 +81,19 @@ var _ = func() bool {
 					switch spec.Kind {
 					case rotation.WrongFix:
 						It(fmt.Sprintf("fails the wrong fix %q", spec.Name), func(ctx SpecContext) {
-							defer rt.costs(spec)()
-							skipPastDeadline()
+							defer rt.beginExtra(spec)()
 							rt.wrongFix(ctx, spec.Index)
 						}, SpecTimeout(8*time.Minute))
 					case rotation.AltFix:
 						It(fmt.Sprintf("passes the alternative fix %q", spec.Name), func(ctx SpecContext) {
-							defer rt.costs(spec)()
-							skipPastDeadline()
+							defer rt.beginExtra(spec)()
 							rt.start(ctx)
 							rt.passes(ctx, rt.instance(ctx).AltFixes[spec.Index].Run, "alt-fix", "a correct fix made another way must pass")
 							rt.reset(ctx)
 						}, SpecTimeout(8*time.Minute))
 					case rotation.Shortcuts:
 						It("fails every shortcut", func(ctx SpecContext) {
-							defer rt.costs(spec)()
-							skipPastDeadline()
+							defer rt.beginExtra(spec)()
 							rt.shortcuts(ctx)
 						}, SpecTimeout(8*time.Minute))
 					}
@@ -147,18 +144,21 @@ func repoRoot() (string, error) {
 	return "", fmt.Errorf("no go.mod above %s", wd)
 }
 
-func skipPastDeadline() {
+// beginExtra begins an extra of the plan, or skips it, named in the report, once the deadline has passed.
+func (rt roundTrip) beginExtra(spec rotation.Spec) func() {
 	if took := time.Since(suiteStart); took > extrasDeadline {
+		AddReportEntry(rotation.SpecEntry, spec.ID(), ReportEntryVisibilityNever)
 		Skip(fmt.Sprintf("the suite has run %s, past E2E_EXTRAS_DEADLINE=%s: this extra of the plan is not run now", took.Round(time.Second), extrasDeadline))
 	}
+	return rt.begin(spec)
 }
 
 // roundTrip drives one scenario through lab as a learner would.
 type roundTrip struct{ sc *scenarios.Scenario }
 
-// costs names the spec in the report (the rotation reads its cost and whether it ran from there) and
+// begin names the spec in the report (the rotation reads its cost and whether it ran from there) and
 // measures the CPU it costs (its cluster and the commands it runs) until the returned func runs.
-func (rt roundTrip) costs(spec rotation.Spec) func() {
+func (rt roundTrip) begin(spec rotation.Spec) func() {
 	AddReportEntry(rotation.SpecEntry, spec.ID(), ReportEntryVisibilityNever)
 	before := lab.CPU()
 	return func() { recordCPU(rt.sc.ID, lab.CPU()-before) }
