@@ -29,13 +29,13 @@ func TestJoin(t *testing.T) {
 		body   joinRequest
 		status int
 	}{
-		{"duplicate name", joinRequest{Name: "alice", Token: "class-token"}, http.StatusConflict},
-		{"duplicate name in other case", joinRequest{Name: "ALICE", Token: "class-token"}, http.StatusConflict},
-		{"duplicate with someone else's key", joinRequest{Name: "alice", Token: "class-token", LearnerKey: dave.LearnerKey}, http.StatusConflict},
-		{"wrong token", joinRequest{Name: "erin", Token: "guess"}, http.StatusUnauthorized},
-		{"name with a space", joinRequest{Name: "erin smith", Token: "class-token"}, http.StatusUnprocessableEntity},
-		{"empty name", joinRequest{Name: "", Token: "class-token"}, http.StatusUnprocessableEntity},
-		{"name of 41 characters", joinRequest{Name: strings.Repeat("x", 41), Token: "class-token"}, http.StatusUnprocessableEntity},
+		{"duplicate name", joinRequest{Name: "alice", Token: "class-token", Version: labVersion()}, http.StatusConflict},
+		{"duplicate name in other case", joinRequest{Name: "ALICE", Token: "class-token", Version: labVersion()}, http.StatusConflict},
+		{"duplicate with someone else's key", joinRequest{Name: "alice", Token: "class-token", LearnerKey: dave.LearnerKey, Version: labVersion()}, http.StatusConflict},
+		{"wrong token", joinRequest{Name: "erin", Token: "guess", Version: labVersion()}, http.StatusUnauthorized},
+		{"name with a space", joinRequest{Name: "erin smith", Token: "class-token", Version: labVersion()}, http.StatusUnprocessableEntity},
+		{"empty name", joinRequest{Name: "", Token: "class-token", Version: labVersion()}, http.StatusUnprocessableEntity},
+		{"name of 41 characters", joinRequest{Name: strings.Repeat("x", 41), Token: "class-token", Version: labVersion()}, http.StatusUnprocessableEntity},
 	}
 	for _, c := range cases {
 		if status, body := request(t, s, "POST", "/api/join", "", mustJSON(t, c.body)); status != c.status {
@@ -201,7 +201,7 @@ func TestRestartKeepsClass(t *testing.T) {
 	if row.Name != "alice" || row.TotalScore != 18 || row.Passed != 2 {
 		t.Errorf("alice after restart = %+v", row)
 	}
-	if status, _ := request(t, s, "POST", "/api/join", "", mustJSON(t, joinRequest{Name: "bob", Token: token})); status != http.StatusConflict {
+	if status, _ := request(t, s, "POST", "/api/join", "", mustJSON(t, joinRequest{Name: "bob", Token: token, Version: labVersion()})); status != http.StatusConflict {
 		t.Errorf("bob's name is free again after restart: status %d", status)
 	}
 }

@@ -70,7 +70,7 @@ func (p *Provisioner) Provision(ctx context.Context, learner string) (class.Work
 	if err != nil {
 		return class.Workspace{}, fmt.Errorf("issue a token for %s/%s: %w", ns, serviceAccount, err)
 	}
-	kc, err := Kubeconfig(p.Server, p.CAData, ns, learner, tr.Status.Token)
+	kc, err := class.Kubeconfig(p.Server, p.CAData, ns, learner, tr.Status.Token)
 	if err != nil {
 		return class.Workspace{}, err
 	}
