@@ -42,6 +42,11 @@ func New(kubeconfig string) (*Provisioner, error) {
 // required is what the instructor's credentials must allow to set up a learner.
 var required = []authorizationv1.ResourceAttributes{
 	{Verb: "create", Resource: "namespaces"},
+	{Verb: "update", Resource: "namespaces"},
+	{Verb: "create", Resource: "resourcequotas"},
+	{Verb: "create", Resource: "limitranges"},
+	{Verb: "create", Group: "networking.k8s.io", Resource: "networkpolicies"},
+	{Verb: "list", Group: "discovery.k8s.io", Resource: "endpointslices", Namespace: metav1.NamespaceDefault},
 	{Verb: "create", Resource: "serviceaccounts"},
 	{Verb: "create", Resource: "serviceaccounts", Subresource: "token"},
 	{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "rolebindings"},
