@@ -137,7 +137,7 @@ func TestEndingTheClassRevokesEveryKey(t *testing.T) {
 	}
 	dir := s.store.db.Path()
 	stop()
-	s, _ = startServer(t, strings.TrimSuffix(dir, "/class.db"), ServerOptions{Shared: ws})
+	s, _ = startServer(t, strings.TrimSuffix(dir, "/class.db"), ServerOptions{Shared: ws, Resume: true})
 	if !s.Plan().Ended || !reflect.DeepEqual(storedResults(t, s), before) {
 		t.Errorf("a resumed ended class: %+v", s.Plan())
 	}

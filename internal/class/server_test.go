@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -181,10 +183,10 @@ func TestRestartKeepsClass(t *testing.T) {
 	first, plan, token, ikey := storedResults(t, s), s.Plan(), s.Token(), s.InstructorKey()
 	stop()
 
-	if _, err := NewServer(t.Context(), ServerOptions{Addr: "127.0.0.1:0", DataDir: dir, Plan: Plan{ClassID: "other-class"}}); err == nil || !strings.Contains(err.Error(), "holds class") {
+	if _, err := NewServer(t.Context(), ServerOptions{Addr: "127.0.0.1:0", DataDir: dir, Plan: Plan{ClassID: "other-class"}, Resume: true}); err == nil || !strings.Contains(err.Error(), "holds class") {
 		t.Errorf("resuming another class's data: %v", err)
 	}
-	s, _ = startServer(t, dir, ServerOptions{})
+	s, _ = startServer(t, dir, ServerOptions{Resume: true})
 	if got := storedResults(t, s); !reflect.DeepEqual(got, first) || len(got) != 3 {
 		t.Errorf("results after restart = %+v, want %+v", got, first)
 	}
@@ -298,4 +300,43 @@ func TestUnsafeTokenRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "class token must be") {
 		t.Errorf("token with a space and a semicolon: %v", err)
 	}
+}
+
+// TestNewClassArchivesTheOld: a data directory's class resumes only when asked; a new class there starts after
+// Archive moved the old one away, with a new token and instructor key, and the old learners' keys open nothing.
+func TestNewClassArchivesTheOld(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := NewServer(t.Context(), ServerOptions{Addr: "127.0.0.1:0", DataDir: dir, Resume: true}); err == nil || !strings.Contains(err.Error(), "holds no class to resume") {
+		t.Errorf("resuming an empty directory: %v", err)
+	}
+	if a, err := Archive(dir); a != nil || err != nil {
+		t.Errorf("archiving an empty directory: %+v, %v", a, err)
+	}
+	s, stop := startServer(t, dir, ServerOptions{Plan: testPlan()})
+	if s.Resumed() {
+		t.Error("a first class says it resumed")
+	}
+	alice := mustJoin(t, s, "alice")
+	old, oldToken, oldKey := s.Plan(), s.Token(), s.InstructorKey()
+	stop()
+
+	if _, err := NewServer(t.Context(), ServerOptions{Addr: "127.0.0.1:0", DataDir: dir, Plan: testPlan()}); err == nil || !strings.Contains(err.Error(), "resume it (--resume), or start a new class, which archives it") {
+		t.Errorf("a new class over a stored one: %v", err)
+	}
+	a, err := Archive(dir)
+	if err != nil || a == nil {
+		t.Fatalf("Archive: %+v, %v", a, err)
+	}
+	if a.Plan.ClassID != old.ClassID || a.Dir != filepath.Join(dir, "archive", old.ClassID) {
+		t.Errorf("archived %+v", a)
+	}
+	if _, err := os.Stat(filepath.Join(a.Dir, "class.db")); err != nil {
+		t.Errorf("the old class's data is not in the archive: %v", err)
+	}
+	s, _ = startServer(t, dir, ServerOptions{Plan: testPlan()})
+	if s.Resumed() || s.Plan().ClassID == old.ClassID || s.Token() == oldToken || s.InstructorKey() == oldKey {
+		t.Errorf("the new class kept the old one's identity: %s, resumed %t", s.Plan().ClassID, s.Resumed())
+	}
+	err = NewClient(movedTo(alice.Membership(), s)).Post(context.Background(), Result{Scenario: "crashloop", Event: EventStart})
+	wantOneLine(t, err, "does not know alice: join the class again")
 }
