@@ -20,6 +20,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cka-lab/lab/e2e/framework"
@@ -64,7 +65,8 @@ type cellOut struct {
 // Workshops through the built binary, on the suite's cluster: one checked bundle carries every image to a
 // machine without a registry; a class runs over TLS on a learner's own cluster, its results marked as the
 // learner's lab's; and on a shared cluster learners work side by side, each in a namespace no other learner
-// can read or change, graded by the server itself, with credentials that die when the learner leaves.
+// can read, change or connect to, under Pod Security and a quota, graded by the server itself, with
+// credentials that die when the learner leaves.
 var _ = Describe("workshops", Ordered, Label("workshop"), func() {
 	cat, err := scenarios.Builtin()
 	if err != nil {
@@ -193,6 +195,49 @@ var _ = Describe("workshops", Ordered, Label("workshop"), func() {
 			}
 		}
 
+		alice, bob := ls[0], ls[1]
+		By("enforcing Pod Security and the quota on a learner's own Pods")
+		Expect(alice.apply(ctx, podManifest("privileged", alice.ns, "securityContext: {privileged: true}", ""))).
+			To(And(ContainSubstring("violates PodSecurity"), ContainSubstring("privileged")))
+		Expect(alice.apply(ctx, podManifest("host-path", alice.ns, "volumeMounts: [{name: host, mountPath: /host}]", "volumes: [{name: host, hostPath: {path: /etc}}]"))).
+			To(And(ContainSubstring("violates PodSecurity"), ContainSubstring("hostPath")))
+		Expect(alice.apply(ctx, podManifest("too-big", alice.ns, "resources: {requests: {cpu: \"500\", memory: 1Ti}, limits: {cpu: \"500\", memory: 1Ti}}", ""))).
+			To(ContainSubstring("exceeded quota: lab-quota"))
+
+		By("refusing a connection from one learner's Pod to another learner's Pod, while the learner's own Pods answer")
+		// The client sets no resources: the namespace's defaults let it in under the quota.
+		Expect(alice.apply(ctx, podManifest("client", alice.ns, "", ""))).To(ContainSubstring("pod/client created"))
+		Expect(alice.kubectl(ctx, "wait", "--for=condition=Ready", "pod/client", "--timeout=120s")).To(ContainSubstring("condition met"))
+		podIP := func(l *learner) string {
+			pods, err := clients.Kube.CoreV1().Pods(l.ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + l.app})
+			Expect(err).NotTo(HaveOccurred())
+			for _, p := range pods.Items {
+				if p.Status.PodIP != "" && p.DeletionTimestamp == nil {
+					return p.Status.PodIP
+				}
+			}
+			Fail(fmt.Sprintf("%s has no Pod of %s with an IP", l.ns, l.app))
+			return ""
+		}
+		fetch := func(ip string) string {
+			return alice.kubectl(ctx, "exec", "client", "--", "wget", "-q", "-T", "3", "-O-", "http://"+ip+"/")
+		}
+		own, other := podIP(alice), podIP(bob)
+		// A new Pod's policies may take a moment to be programmed.
+		Eventually(func() string { return fetch(own) }).WithContext(ctx).WithTimeout(time.Minute).WithPolling(2*time.Second).
+			Should(ContainSubstring("Welcome to nginx"), "alice's client reaching alice's nginx")
+		Consistently(func() string { return fetch(other) }).WithContext(ctx).WithTimeout(10*time.Second).WithPolling(2*time.Second).
+			ShouldNot(ContainSubstring("Welcome to nginx"), "alice's client reaching bob's nginx at %s", other)
+
+		By("keeping another learner's Secrets unreadable")
+		secret, err := clients.Kube.CoreV1().Secrets(bob.ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "bobs-secret"},
+			StringData: map[string]string{"password": "hunter2"}}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(alice.kubectl(ctx, "get", "secret", secret.Name, "-n", bob.ns, "-o", "yaml")).To(And(ContainSubstring("Forbidden"), Not(ContainSubstring("aHVudGVyMg"))))
+		Expect(alice.kubectl(ctx, "get", "secrets", "--all-namespaces")).To(ContainSubstring("Forbidden"))
+		Expect(alice.kubectl(ctx, "auth", "can-i", "get", "secrets", "--all-namespaces")).To(Equal("no"))
+		Expect(alice.kubectl(ctx, "auth", "can-i", "get", "secrets", "-n", alice.ns)).To(Equal("yes"))
+
 		By("emptying each namespace when its learner leaves, and revoking the learner's credentials")
 		for _, l := range ls {
 			// leave forgets the kubeconfig; a copy is what someone who kept it would try.
@@ -274,6 +319,35 @@ func (l *learner) kubectl(ctx context.Context, args ...string) string {
 		out = ee.Stderr
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// apply applies a manifest with the learner's credentials and returns kubectl's combined answer.
+func (l *learner) apply(ctx context.Context, manifest string) string {
+	cmd := exec.CommandContext(ctx, framework.Kubectl(), "--kubeconfig", l.kubeconfig, "apply", "-f", "-")
+	cmd.Stdin = strings.NewReader(manifest)
+	out, _ := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out))
+}
+
+// podManifest is a busybox Pod that sleeps, with a line added to its container and one to its spec.
+func podManifest(name, ns, container, spec string) string {
+	m := fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: %s, namespace: %s}
+spec:
+  terminationGracePeriodSeconds: 0
+  containers:
+  - name: main
+    image: busybox:1.36
+    command: [sleep, "3600"]
+`, name, ns)
+	if container != "" {
+		m += "    " + container + "\n"
+	}
+	if spec != "" {
+		m += "  " + spec + "\n"
+	}
+	return m
 }
 
 // solve joins, which starts the class's first scenario in the learner's namespace, applies the reference

@@ -2,6 +2,7 @@ package class
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -65,7 +66,7 @@ func Join(ctx context.Context, m Membership, token string) (*Client, Plan, error
 	}
 	c := NewClient(Membership{URL: base, Fingerprint: m.Fingerprint, Name: m.Name, LearnerKey: m.LearnerKey})
 	var resp joinResponse
-	err = c.call(ctx, JoinTimeout, http.MethodPost, "/api/join", "", joinRequest{Name: m.Name, Token: token, LearnerKey: m.LearnerKey}, &resp)
+	err = c.call(ctx, JoinTimeout, http.MethodPost, "/api/join", "", joinRequest{Name: m.Name, Token: token, LearnerKey: m.LearnerKey, Version: labVersion()}, &resp)
 	var se *statusError
 	if errors.As(err, &se) {
 		if se.status == http.StatusUnauthorized {
@@ -76,7 +77,15 @@ func Join(ctx context.Context, m Membership, token string) (*Client, Plan, error
 	if err != nil {
 		return nil, Plan{}, err
 	}
-	c.m.Name, c.m.LearnerKey, c.m.Workspace, c.m.ClassID = resp.Name, resp.LearnerKey, resp.Workspace, resp.Plan.ClassID
+	// A server of another version that let this lab in anyway runs checks this lab does not know.
+	if resp.Version != labVersion() {
+		return nil, Plan{}, fmt.Errorf("class server at %s runs lab %s and this is lab %s: install lab %s and join again", base, cmp.Or(resp.Version, "older"), labVersion(), cmp.Or(resp.Version, "of your instructor's version"))
+	}
+	ws, err := safeWorkspace(resp.Workspace, resp.Name)
+	if err != nil {
+		return nil, Plan{}, fmt.Errorf("class server at %s sent shared-cluster credentials lab does not accept: %w; ask your instructor", base, err)
+	}
+	c.m.Name, c.m.LearnerKey, c.m.Workspace, c.m.ClassID = resp.Name, resp.LearnerKey, ws, resp.Plan.ClassID
 	return c, resp.local(time.Now()), nil
 }
 

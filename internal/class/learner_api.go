@@ -1,6 +1,7 @@
 package class
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -21,17 +22,21 @@ type joinRequest struct {
 	Token string `json:"token"`
 	// LearnerKey lets a learner whose name is taken by themselves back in.
 	LearnerKey string `json:"learnerKey,omitempty"`
+	// Version is the learner's lab version, which must be the server's.
+	Version string `json:"version"`
 }
 
 type joinResponse struct {
 	Name       string     `json:"name"`
 	LearnerKey string     `json:"learnerKey"`
 	Workspace  *Workspace `json:"workspace,omitempty"`
+	// Version is the server's lab version.
+	Version string `json:"version"`
 	planState
 }
 
 // handleJoin admits a learner holding the class token. Status codes: 429 too many tries from one address,
-// 400 unreadable, 410 class ended, 401 wrong token, 422 invalid name, 409 name taken (by another key, or by a
+// 400 unreadable, 410 class ended, 401 wrong token, 426 another lab version, 422 invalid name, 409 name taken (by another key, or by a
 // learner who left, or being joined right now), 403 class full, 502 no workspace on the shared cluster.
 // Nothing is prepared on the shared cluster for a join that is refused.
 func (s *Server) handleJoin(w http.ResponseWriter, r *http.Request) {
@@ -48,6 +53,10 @@ func (s *Server) handleJoin(w http.ResponseWriter, r *http.Request) {
 	}
 	if subtle.ConstantTimeCompare([]byte(req.Token), []byte(s.token)) != 1 {
 		writeError(w, http.StatusUnauthorized, "wrong class token")
+		return
+	}
+	if req.Version != labVersion() {
+		writeError(w, http.StatusUpgradeRequired, "this class runs lab %s and yours is %s: install lab %s and join again", labVersion(), cmp.Or(req.Version, "older"), labVersion())
 		return
 	}
 	if !namePattern.MatchString(req.Name) {
@@ -83,7 +92,7 @@ func (s *Server) handleJoin(w http.ResponseWriter, r *http.Request) {
 	state := s.planStateLocked(time.Now())
 	s.mu.Unlock()
 	s.events.notify()
-	writeJSON(w, http.StatusOK, joinResponse{Name: l.Name, LearnerKey: key, Workspace: ws, planState: state})
+	writeJSON(w, http.StatusOK, joinResponse{Name: l.Name, LearnerKey: key, Workspace: ws, Version: labVersion(), planState: state})
 }
 
 // joinRefusal is the answer to a join the store refuses, nil when it does not.

@@ -39,9 +39,9 @@ func TestRatesAndSizesAreBounded(t *testing.T) {
 	mustPost(t, bob, Result{Scenario: "crashloop", Event: EventStart})
 
 	// Two joins and two wrong tokens used this address's four tries.
-	refused(t, s, "/api/join", "", mustJSON(t, joinRequest{Name: "eve", Token: "guess1"}), http.StatusUnauthorized, "wrong class token")
-	refused(t, s, "/api/join", "", mustJSON(t, joinRequest{Name: "eve", Token: "guess2"}), http.StatusUnauthorized, "wrong class token")
-	refused(t, s, "/api/join", "", mustJSON(t, joinRequest{Name: "eve", Token: "tok"}), http.StatusTooManyRequests, "too many join attempts from 127.0.0.1")
+	refused(t, s, "/api/join", "", mustJSON(t, joinRequest{Name: "eve", Token: "guess1", Version: labVersion()}), http.StatusUnauthorized, "wrong class token")
+	refused(t, s, "/api/join", "", mustJSON(t, joinRequest{Name: "eve", Token: "guess2", Version: labVersion()}), http.StatusUnauthorized, "wrong class token")
+	refused(t, s, "/api/join", "", mustJSON(t, joinRequest{Name: "eve", Token: "tok", Version: labVersion()}), http.StatusTooManyRequests, "too many join attempts from 127.0.0.1")
 	if after := storedResults(t, s); len(after) != len(before)+1 || !reflect.DeepEqual(after[:len(before)], before) {
 		t.Errorf("refused requests changed the stored results: %d before, %d after", len(before), len(after))
 	}
@@ -63,7 +63,7 @@ func TestClassHasACap(t *testing.T) {
 	s, _ := startServer(t, t.TempDir(), ServerOptions{Plan: testPlan(), Token: "tok", Limits: Limits{MaxLearners: 2}})
 	alice := mustJoin(t, s, "alice")
 	mustJoin(t, s, "bob")
-	refused(t, s, "/api/join", "", mustJSON(t, joinRequest{Name: "carol", Token: "tok"}), http.StatusForbidden, "this class is full (2 learners): ask your instructor")
+	refused(t, s, "/api/join", "", mustJSON(t, joinRequest{Name: "carol", Token: "tok", Version: labVersion()}), http.StatusForbidden, "this class is full (2 learners): ask your instructor")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, _, err := Join(ctx, alice.Membership(), "tok"); err != nil {
@@ -90,8 +90,8 @@ func TestLeavingRevokesTheKey(t *testing.T) {
 	key := alice.Membership().LearnerKey
 	refused(t, s, "/api/results", key, signedBody(t, s, key, "", withLearner(Result{Scenario: "crashloop", Event: EventStart}, "alice")),
 		http.StatusUnauthorized, "the key of alice was revoked when alice left the class")
-	refused(t, s, "/api/join", "", mustJSON(t, joinRequest{Name: "alice", Token: "tok", LearnerKey: key}), http.StatusConflict, "alice left this class, which revoked that name's key: join with another name")
-	refused(t, s, "/api/join", "", mustJSON(t, joinRequest{Name: "ALICE", Token: "tok"}), http.StatusConflict, "left this class")
+	refused(t, s, "/api/join", "", mustJSON(t, joinRequest{Name: "alice", Token: "tok", LearnerKey: key, Version: labVersion()}), http.StatusConflict, "alice left this class, which revoked that name's key: join with another name")
+	refused(t, s, "/api/join", "", mustJSON(t, joinRequest{Name: "ALICE", Token: "tok", Version: labVersion()}), http.StatusConflict, "left this class")
 	if err := alice.Leave(ctx); err != nil {
 		t.Errorf("leaving again: %v, want nothing left to revoke", err)
 	}
@@ -127,7 +127,7 @@ func TestEndingTheClassRevokesEveryKey(t *testing.T) {
 	before := storedResults(t, s)
 	key := alice.Membership().LearnerKey
 	refused(t, s, "/api/results", key, signedBody(t, s, key, "", withLearner(Result{Scenario: "crashloop", Event: EventStart}, "alice")), http.StatusGone, "has ended: it takes no more results, and every learner key was revoked")
-	refused(t, s, "/api/join", "", mustJSON(t, joinRequest{Name: "carol", Token: "tok"}), http.StatusGone, "has ended")
+	refused(t, s, "/api/join", "", mustJSON(t, joinRequest{Name: "carol", Token: "tok", Version: labVersion()}), http.StatusGone, "has ended")
 	refused(t, s, "/api/end", s.InstructorKey(), []byte("{}"), http.StatusUnprocessableEntity, "already ended")
 	if err := alice.Leave(ctx); err != nil {
 		t.Errorf("leaving an ended class: %v", err)
@@ -137,7 +137,7 @@ func TestEndingTheClassRevokesEveryKey(t *testing.T) {
 	}
 	dir := s.store.db.Path()
 	stop()
-	s, _ = startServer(t, strings.TrimSuffix(dir, "/class.db"), ServerOptions{Shared: ws})
+	s, _ = startServer(t, strings.TrimSuffix(dir, "/class.db"), ServerOptions{Shared: ws, Resume: true})
 	if !s.Plan().Ended || !reflect.DeepEqual(storedResults(t, s), before) {
 		t.Errorf("a resumed ended class: %+v", s.Plan())
 	}

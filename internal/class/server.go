@@ -32,9 +32,12 @@ var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 type ServerOptions struct {
 	// Addr is the listen address, DefaultAddr when empty; port 0 picks a free port.
 	Addr string
-	// DataDir holds the class database. When it already holds a class, that class resumes with its plan,
-	// clock, token, learners and results; Plan.ClassID must then be empty or match.
+	// DataDir holds the class database. When it already holds a class, Resume must be set: that class resumes
+	// with its plan, clock, token, learners and results, and Plan.ClassID must be empty or match. A new class
+	// needs a DataDir without one (Archive moves it away), so no old token or learner key opens it.
 	DataDir string
+	// Resume continues the class DataDir holds, and fails when it holds none.
+	Resume bool
 	// Plan is the new class; ClassID, Title and StartedAt are filled in when empty.
 	Plan Plan
 	// Token is the one-time class token learners join with; generated when empty.
@@ -75,6 +78,9 @@ type Server struct {
 	// tls is the served certificate, nil when serving plain HTTP; fingerprint is its leaf's SHA-256.
 	tls         *tls.Config
 	fingerprint string
+
+	// resumed is set when the server continues a stored class.
+	resumed bool
 
 	mu    sync.Mutex
 	plan  Plan
@@ -141,6 +147,10 @@ func (s *Server) resume(o ServerOptions) error {
 		return err
 	}
 	switch {
+	case found && !o.Resume:
+		return fmt.Errorf("data directory %s holds class %q: resume it (--resume), or start a new class, which archives it", o.DataDir, meta.Plan.ClassID)
+	case !found && o.Resume:
+		return fmt.Errorf("data directory %s holds no class to resume: drop --resume to start a new one", o.DataDir)
 	case found && o.Plan.ClassID != "" && o.Plan.ClassID != meta.Plan.ClassID:
 		return fmt.Errorf("data directory %s holds class %q, not %q: use another data directory for a new class",
 			o.DataDir, meta.Plan.ClassID, o.Plan.ClassID)
@@ -154,7 +164,7 @@ func (s *Server) resume(o ServerOptions) error {
 	if err := s.store.saveMeta(meta); err != nil {
 		return err
 	}
-	s.plan, s.token, s.instructorKey, s.classID = meta.Plan, meta.Token, meta.InstructorKey, meta.Plan.ClassID
+	s.plan, s.token, s.instructorKey, s.classID, s.resumed = meta.Plan, meta.Token, meta.InstructorKey, meta.Plan.ClassID, found
 	s.keyFile = filepath.Join(o.DataDir, instructorKeyFile)
 	if err := state.WriteFile(s.keyFile, []byte(s.instructorKey+"\n")); err != nil {
 		return fmt.Errorf("save the instructor key: %w", err)
@@ -245,6 +255,9 @@ func (s *Server) routes() http.Handler {
 		mux.ServeHTTP(w, r)
 	})
 }
+
+// Resumed says whether the server continues a class its data directory held, rather than a new one.
+func (s *Server) Resumed() bool { return s.resumed }
 
 // URL is the address learners join, e.g. https://192.168.1.20:8787.
 func (s *Server) URL() string { return s.url }

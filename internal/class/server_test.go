@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -29,13 +31,13 @@ func TestJoin(t *testing.T) {
 		body   joinRequest
 		status int
 	}{
-		{"duplicate name", joinRequest{Name: "alice", Token: "class-token"}, http.StatusConflict},
-		{"duplicate name in other case", joinRequest{Name: "ALICE", Token: "class-token"}, http.StatusConflict},
-		{"duplicate with someone else's key", joinRequest{Name: "alice", Token: "class-token", LearnerKey: dave.LearnerKey}, http.StatusConflict},
-		{"wrong token", joinRequest{Name: "erin", Token: "guess"}, http.StatusUnauthorized},
-		{"name with a space", joinRequest{Name: "erin smith", Token: "class-token"}, http.StatusUnprocessableEntity},
-		{"empty name", joinRequest{Name: "", Token: "class-token"}, http.StatusUnprocessableEntity},
-		{"name of 41 characters", joinRequest{Name: strings.Repeat("x", 41), Token: "class-token"}, http.StatusUnprocessableEntity},
+		{"duplicate name", joinRequest{Name: "alice", Token: "class-token", Version: labVersion()}, http.StatusConflict},
+		{"duplicate name in other case", joinRequest{Name: "ALICE", Token: "class-token", Version: labVersion()}, http.StatusConflict},
+		{"duplicate with someone else's key", joinRequest{Name: "alice", Token: "class-token", LearnerKey: dave.LearnerKey, Version: labVersion()}, http.StatusConflict},
+		{"wrong token", joinRequest{Name: "erin", Token: "guess", Version: labVersion()}, http.StatusUnauthorized},
+		{"name with a space", joinRequest{Name: "erin smith", Token: "class-token", Version: labVersion()}, http.StatusUnprocessableEntity},
+		{"empty name", joinRequest{Name: "", Token: "class-token", Version: labVersion()}, http.StatusUnprocessableEntity},
+		{"name of 41 characters", joinRequest{Name: strings.Repeat("x", 41), Token: "class-token", Version: labVersion()}, http.StatusUnprocessableEntity},
 	}
 	for _, c := range cases {
 		if status, body := request(t, s, "POST", "/api/join", "", mustJSON(t, c.body)); status != c.status {
@@ -181,10 +183,10 @@ func TestRestartKeepsClass(t *testing.T) {
 	first, plan, token, ikey := storedResults(t, s), s.Plan(), s.Token(), s.InstructorKey()
 	stop()
 
-	if _, err := NewServer(t.Context(), ServerOptions{Addr: "127.0.0.1:0", DataDir: dir, Plan: Plan{ClassID: "other-class"}}); err == nil || !strings.Contains(err.Error(), "holds class") {
+	if _, err := NewServer(t.Context(), ServerOptions{Addr: "127.0.0.1:0", DataDir: dir, Plan: Plan{ClassID: "other-class"}, Resume: true}); err == nil || !strings.Contains(err.Error(), "holds class") {
 		t.Errorf("resuming another class's data: %v", err)
 	}
-	s, _ = startServer(t, dir, ServerOptions{})
+	s, _ = startServer(t, dir, ServerOptions{Resume: true})
 	if got := storedResults(t, s); !reflect.DeepEqual(got, first) || len(got) != 3 {
 		t.Errorf("results after restart = %+v, want %+v", got, first)
 	}
@@ -201,7 +203,7 @@ func TestRestartKeepsClass(t *testing.T) {
 	if row.Name != "alice" || row.TotalScore != 18 || row.Passed != 2 {
 		t.Errorf("alice after restart = %+v", row)
 	}
-	if status, _ := request(t, s, "POST", "/api/join", "", mustJSON(t, joinRequest{Name: "bob", Token: token})); status != http.StatusConflict {
+	if status, _ := request(t, s, "POST", "/api/join", "", mustJSON(t, joinRequest{Name: "bob", Token: token, Version: labVersion()})); status != http.StatusConflict {
 		t.Errorf("bob's name is free again after restart: status %d", status)
 	}
 }
@@ -298,4 +300,43 @@ func TestUnsafeTokenRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "class token must be") {
 		t.Errorf("token with a space and a semicolon: %v", err)
 	}
+}
+
+// TestNewClassArchivesTheOld: a data directory's class resumes only when asked; a new class there starts after
+// Archive moved the old one away, with a new token and instructor key, and the old learners' keys open nothing.
+func TestNewClassArchivesTheOld(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := NewServer(t.Context(), ServerOptions{Addr: "127.0.0.1:0", DataDir: dir, Resume: true}); err == nil || !strings.Contains(err.Error(), "holds no class to resume") {
+		t.Errorf("resuming an empty directory: %v", err)
+	}
+	if a, err := Archive(dir); a != nil || err != nil {
+		t.Errorf("archiving an empty directory: %+v, %v", a, err)
+	}
+	s, stop := startServer(t, dir, ServerOptions{Plan: testPlan()})
+	if s.Resumed() {
+		t.Error("a first class says it resumed")
+	}
+	alice := mustJoin(t, s, "alice")
+	old, oldToken, oldKey := s.Plan(), s.Token(), s.InstructorKey()
+	stop()
+
+	if _, err := NewServer(t.Context(), ServerOptions{Addr: "127.0.0.1:0", DataDir: dir, Plan: testPlan()}); err == nil || !strings.Contains(err.Error(), "resume it (--resume), or start a new class, which archives it") {
+		t.Errorf("a new class over a stored one: %v", err)
+	}
+	a, err := Archive(dir)
+	if err != nil || a == nil {
+		t.Fatalf("Archive: %+v, %v", a, err)
+	}
+	if a.Plan.ClassID != old.ClassID || a.Dir != filepath.Join(dir, "archive", old.ClassID) {
+		t.Errorf("archived %+v", a)
+	}
+	if _, err := os.Stat(filepath.Join(a.Dir, "class.db")); err != nil {
+		t.Errorf("the old class's data is not in the archive: %v", err)
+	}
+	s, _ = startServer(t, dir, ServerOptions{Plan: testPlan()})
+	if s.Resumed() || s.Plan().ClassID == old.ClassID || s.Token() == oldToken || s.InstructorKey() == oldKey {
+		t.Errorf("the new class kept the old one's identity: %s, resumed %t", s.Plan().ClassID, s.Resumed())
+	}
+	err = NewClient(movedTo(alice.Membership(), s)).Post(context.Background(), Result{Scenario: "crashloop", Event: EventStart})
+	wantOneLine(t, err, "does not know alice: join the class again")
 }

@@ -43,7 +43,7 @@ func TestServerPinsItsOwnCertificate(t *testing.T) {
 	fp := s.Fingerprint()
 	stop()
 
-	s, _ = startServer(t, dir, ServerOptions{}, true)
+	s, _ = startServer(t, dir, ServerOptions{Resume: true}, true)
 	if s.Fingerprint() != fp {
 		t.Errorf("a resumed class changed its certificate: %s, was %s", s.Fingerprint(), fp)
 	}

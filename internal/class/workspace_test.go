@@ -40,7 +40,7 @@ func (f *fakeWorkspaces) Provision(_ context.Context, learner string) (Workspace
 	}
 	ns := "lab-" + strings.ToLower(learner)
 	f.issued[ns]++
-	return Workspace{Namespace: ns, Kubeconfig: "token-" + ns}, nil
+	return Workspace{Namespace: ns, Kubeconfig: sentKubeconfig(ns)}, nil
 }
 
 func (f *fakeWorkspaces) Grade(_ context.Context, namespace, scenario string, seed int64) ([]CheckEvidence, error) {
@@ -143,8 +143,12 @@ func TestJoinGivesEachLearnerAWorkspace(t *testing.T) {
 	ws := &fakeWorkspaces{}
 	s, _ := startServer(t, t.TempDir(), ServerOptions{Plan: testPlan(), Shared: ws})
 	alice := mustJoin(t, s, "alice").Membership()
-	if alice.Workspace == nil || alice.Workspace.Namespace != "lab-alice" || alice.Workspace.Kubeconfig != "token-lab-alice" {
+	if alice.Workspace == nil || alice.Workspace.Namespace != "lab-alice" {
 		t.Fatalf("alice's workspace = %+v", alice.Workspace)
+	}
+	// What the learner keeps is rebuilt from the server, CA, token and namespace; nothing else the server sent.
+	if want, _ := Kubeconfig("https://shared.example:6443", []byte("ca"), "lab-alice", "alice", "token-lab-alice"); alice.Workspace.Kubeconfig != string(want) {
+		t.Errorf("alice's kubeconfig =\n%s\nwant\n%s", alice.Workspace.Kubeconfig, want)
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -188,4 +192,24 @@ func TestOwnClusterClassHasNoWorkspace(t *testing.T) {
 	if m := mustJoin(t, s, "carol").Membership(); m.Workspace != nil {
 		t.Errorf("workspace without a shared cluster: %+v", m.Workspace)
 	}
+}
+
+// sentKubeconfig is a server's kubeconfig for ns with more in it than a learner needs: an insecure flag, a
+// proxy, a second cluster and a client certificate file, which the learner's lab must all drop.
+func sentKubeconfig(ns string) string {
+	return `apiVersion: v1
+kind: Config
+clusters:
+- name: shared
+  cluster: {server: "https://shared.example:6443", certificate-authority-data: Y2E=, proxy-url: "http://proxy.example:3128"}
+- name: other
+  cluster: {server: "https://other.example", insecure-skip-tls-verify: true}
+users:
+- name: learner
+  user: {token: token-` + ns + `, client-certificate: /etc/passwd}
+contexts:
+- name: ` + ns + `
+  context: {cluster: shared, user: learner, namespace: ` + ns + `}
+current-context: ` + ns + `
+`
 }

@@ -34,27 +34,44 @@ type classServeOptions struct {
 	tlsKey    string
 	plainHTTP bool
 	maxLearn  int
+	resume    bool
 }
 
 // serveInfo is what `lab class serve` prints before it serves: the join command for the class, the scoreboard
 // and sign-in addresses, none of which carries a secret but the class token meant for the room. The instructor
 // key is in its file; only the JSON form, for scripts, carries it too.
 type serveInfo struct {
-	ClassID       string   `json:"classId"`
-	Title         string   `json:"title"`
-	Scenarios     []string `json:"scenarios"`
-	Exam          bool     `json:"exam"`
-	Seed          int64    `json:"seed"`
-	TimeLimit     string   `json:"timeLimit"`
-	URL           string   `json:"url"`
-	Fingerprint   string   `json:"fingerprint,omitempty"`
-	Token         string   `json:"token"`
-	JoinCommand   string   `json:"joinCommand"`
-	LoginURL      string   `json:"loginUrl"`
-	KeyFile       string   `json:"instructorKeyFile"`
-	InstructorKey string   `json:"instructorKey"`
-	DataDir       string   `json:"dataDir"`
-	SharedCluster string   `json:"sharedCluster,omitempty"`
+	ClassID       string    `json:"classId"`
+	Title         string    `json:"title"`
+	Scenarios     []string  `json:"scenarios"`
+	Exam          bool      `json:"exam"`
+	Seed          int64     `json:"seed"`
+	TimeLimit     string    `json:"timeLimit"`
+	URL           string    `json:"url"`
+	Fingerprint   string    `json:"fingerprint,omitempty"`
+	Token         string    `json:"token"`
+	JoinCommand   string    `json:"joinCommand"`
+	LoginURL      string    `json:"loginUrl"`
+	KeyFile       string    `json:"instructorKeyFile"`
+	InstructorKey string    `json:"instructorKey"`
+	DataDir       string    `json:"dataDir"`
+	SharedCluster string    `json:"sharedCluster,omitempty"`
+	StartedAt     time.Time `json:"startedAt"`
+	// Resumed is set when serve continues the data directory's class; Archived is where a new class moved
+	// the previous one.
+	Resumed  bool      `json:"resumed"`
+	Archived *archived `json:"archived,omitempty"`
+	// Isolation is what each learner's namespace on the shared cluster gets.
+	Isolation string `json:"isolation,omitempty"`
+}
+
+// archived is the class a new class moved out of the data directory.
+type archived struct {
+	ClassID   string    `json:"classId"`
+	StartedAt time.Time `json:"startedAt"`
+	Dir       string    `json:"dir"`
+	// Revoke deletes what still lets its learners into the shared cluster, when it was not ended.
+	Revoke string `json:"revoke,omitempty"`
 }
 
 func newClassServeCmd(f *Factory) *cobra.Command {
@@ -63,8 +80,9 @@ func newClassServeCmd(f *Factory) *cobra.Command {
 		Use:   "serve",
 		Short: "Serve a class on this machine until Ctrl-C: prints the learners' join command and your scoreboard link",
 		Long: `serve starts the class server for learners on the LAN and keeps it running until Ctrl-C. Results are
-kept in --data-dir: serving again with the same directory resumes the class (its plan, clock, token,
-certificate and results); a new class needs a new directory.
+kept in --data-dir. Each serve starts a new class: a class the directory held is first moved to its
+archive/<class id>/ subdirectory, so its token and learner keys open nothing. --resume continues that class
+instead (its plan, clock, token, certificate and results; the other flags that shape a class are ignored).
 
 The server speaks https with a certificate it makes for itself (or --tls-cert and --tls-key) and prints its
 fingerprint; the learners' join command carries it, so their lab reaches this server and no other. The
@@ -82,6 +100,7 @@ cluster of that kubeconfig, with admin rights in it and nothing beyond, and lab 
 Only scenarios whose faults stay inside one namespace can run that way; others are refused here.`,
 		Example: `  lab class serve --time-limit 60m
   lab class serve --scenarios bad-image-tag,init-missing-config-key --seed 7 --data-dir ~/classes/tuesday
+  lab class serve --resume
   lab class serve --exam --time-limit 120m
   lab class serve --shared-cluster ~/.kube/room.yaml --scenarios bad-image-tag,readiness-probe-wrong-path`,
 		Args: cobra.NoArgs,
@@ -106,6 +125,7 @@ Only scenarios whose faults stay inside one namespace can run that way; others a
 	c.Flags().StringVar(&o.tlsCert, "tls-cert", "", "the server's certificate (PEM); default: one the class makes for itself")
 	c.Flags().StringVar(&o.tlsKey, "tls-key", "", "the key of --tls-cert (PEM)")
 	c.Flags().IntVar(&o.maxLearn, "max-learners", class.DefaultMaxLearners, "the most learners that may join")
+	c.Flags().BoolVar(&o.resume, "resume", false, "continue the class the data directory holds (after a restart), instead of starting a new one")
 	c.Flags().BoolVar(&o.plainHTTP, "plain-http", false, "serve without TLS: learners' keys and shared-cluster tokens then cross the network readable")
 	return c
 }
@@ -182,6 +202,9 @@ func confinable(f *Factory, plan class.Plan) error {
 	if len(refused) > 0 {
 		return fmt.Errorf("a shared cluster runs only namespace-scoped scenarios; remove from --scenarios: %s", strings.Join(refused, ", "))
 	}
+	if _, err := workspace.IsolationFor(cat, plan.Scenarios, plan.Seed); err != nil {
+		return fmt.Errorf("a learner's namespace on a shared cluster cannot hold the class: %w; remove that scenario from --scenarios", err)
+	}
 	return nil
 }
 
@@ -194,13 +217,26 @@ func (o *classServeOptions) run(ctx context.Context, f *Factory, plan class.Plan
 		o.dataDir = filepath.Join(st.Root(), "class-server")
 	}
 	var prov *workspace.Provisioner
-	opts := class.ServerOptions{Addr: o.addr, DataDir: o.dataDir, Plan: plan, CertFile: o.tlsCert, KeyFile: o.tlsKey, PlainHTTP: o.plainHTTP, Log: f.ErrOut, Limits: class.Limits{MaxLearners: o.maxLearn}}
+	opts := class.ServerOptions{Addr: o.addr, DataDir: o.dataDir, Plan: plan, Resume: o.resume, CertFile: o.tlsCert, KeyFile: o.tlsKey, PlainHTTP: o.plainHTTP, Log: f.ErrOut, Limits: class.Limits{MaxLearners: o.maxLearn}}
 	if o.shared != "" {
 		var err error
 		if prov, err = sharedProvisioner(ctx, o.shared); err != nil {
 			return err
 		}
 		opts.Shared = prov
+	}
+	var old *archived
+	if !o.resume {
+		a, err := class.Archive(o.dataDir)
+		if err != nil {
+			return err
+		}
+		if a != nil {
+			old = &archived{ClassID: a.Plan.ClassID, StartedAt: a.Plan.StartedAt, Dir: a.Dir}
+			if a.Namespaces > 0 && !a.Plan.Ended {
+				old.Revoke = "kubectl delete serviceaccounts,clusterrolebindings -A -l " + workspace.ClassLabel + "=" + a.Plan.ClassID
+			}
+		}
 	}
 	srv, err := class.NewServer(ctx, opts)
 	if err != nil {
@@ -213,10 +249,18 @@ func (o *classServeOptions) run(ctx context.Context, f *Factory, plan class.Plan
 		if err := confinable(f, plan); err != nil {
 			return errors.Join(fmt.Errorf("class %s in %s: %w", plan.ClassID, o.dataDir, err), stopServer(ctx, srv))
 		}
+		if prov.Isolation, err = workspace.IsolationFor(prov.Catalog, plan.Scenarios, plan.Seed); err != nil {
+			return errors.Join(err, stopServer(ctx, srv))
+		}
 	}
 	info := serveInfo{ClassID: plan.ClassID, Title: plan.Title, Scenarios: plan.Scenarios, Exam: plan.Exam, Seed: plan.Seed,
 		TimeLimit: plan.TimeLimit.String(), URL: srv.URL(), Fingerprint: srv.Fingerprint(), Token: srv.Token(), JoinCommand: srv.JoinCommand(),
-		LoginURL: srv.LoginURL(), KeyFile: srv.InstructorKeyFile(), InstructorKey: srv.InstructorKey(), DataDir: o.dataDir, SharedCluster: o.shared}
+		LoginURL: srv.LoginURL(), KeyFile: srv.InstructorKeyFile(), InstructorKey: srv.InstructorKey(), DataDir: o.dataDir, SharedCluster: o.shared,
+		StartedAt: plan.StartedAt}
+	if prov != nil {
+		info.Isolation = prov.Isolation.String()
+	}
+	info.Resumed, info.Archived = srv.Resumed(), old
 	if o.out.json() {
 		if err := json.NewEncoder(f.Out).Encode(info); err != nil {
 			return errors.Join(err, stopServer(ctx, srv))
@@ -253,10 +297,23 @@ func printServeInfo(w io.Writer, in serveInfo, left time.Duration) {
 	if in.Exam {
 		kind = "exam, every scenario at once"
 	}
-	fmt.Fprintf(w, "Class %q (%s): %s, seed %d, %s left of %s\n", in.Title, in.ClassID, kind, in.Seed, shortDuration(left), in.TimeLimit)
+	if in.Resumed {
+		fmt.Fprintf(w, "Resuming class %q (%s) started at %s: %s, seed %d, %s left of %s\n", in.Title, in.ClassID,
+			in.StartedAt.Local().Format(time.DateTime), kind, in.Seed, shortDuration(left), in.TimeLimit)
+	} else {
+		fmt.Fprintf(w, "New class %q (%s): %s, seed %d, %s left of %s\n", in.Title, in.ClassID, kind, in.Seed, shortDuration(left), in.TimeLimit)
+	}
+	if a := in.Archived; a != nil {
+		fmt.Fprintf(w, "The previous class %s (started %s) is archived in %s: its token and learner keys no longer work.\n",
+			a.ClassID, a.StartedAt.Local().Format(time.DateTime), a.Dir)
+		if a.Revoke != "" {
+			fmt.Fprintf(w, "  It was not ended: its learners' shared-cluster tokens work until they expire; revoke them now with\n  %s\n", a.Revoke)
+		}
+	}
 	fmt.Fprintf(w, "Scenarios: %s\n", strings.Join(in.Scenarios, ", "))
 	if in.SharedCluster != "" {
 		fmt.Fprintf(w, "Shared cluster: %s (each learner gets a namespace lab-<name>)\n", in.SharedCluster)
+		fmt.Fprintf(w, "Each namespace: %s\n", in.Isolation)
 	}
 	fmt.Fprintf(w, "\nLearners join with:\n  %s\n\n", in.JoinCommand)
 	if in.Fingerprint == "" {
@@ -267,5 +324,5 @@ func printServeInfo(w io.Writer, in serveInfo, left time.Duration) {
 	fmt.Fprintf(w, "Scoreboard (safe to project; learners may watch it too):\n  %s/\n\n", in.URL)
 	fmt.Fprintf(w, "Instructor controls: sign in at %s with the key in %s\n", in.LoginURL, in.KeyFile)
 	fmt.Fprintf(w, "  (API clients send it as Authorization: Bearer <key>)\n\n")
-	fmt.Fprintf(w, "Results are kept in %s; serving it again resumes this class. Ctrl-C stops the server.\n", in.DataDir)
+	fmt.Fprintf(w, "Results are kept in %s; serve --resume continues this class after a restart. Ctrl-C stops the server.\n", in.DataDir)
 }

@@ -9,7 +9,6 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/cka-lab/lab/internal/kube"
 	"github.com/cka-lab/lab/scenarios"
@@ -43,6 +42,11 @@ func New(kubeconfig string) (*Provisioner, error) {
 // required is what the instructor's credentials must allow to set up a learner.
 var required = []authorizationv1.ResourceAttributes{
 	{Verb: "create", Resource: "namespaces"},
+	{Verb: "update", Resource: "namespaces"},
+	{Verb: "create", Resource: "resourcequotas"},
+	{Verb: "create", Resource: "limitranges"},
+	{Verb: "create", Group: "networking.k8s.io", Resource: "networkpolicies"},
+	{Verb: "list", Group: "discovery.k8s.io", Resource: "endpointslices", Namespace: metav1.NamespaceDefault},
 	{Verb: "create", Resource: "serviceaccounts"},
 	{Verb: "create", Resource: "serviceaccounts", Subresource: "token"},
 	{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "rolebindings"},
@@ -67,19 +71,4 @@ func (p *Provisioner) Check(ctx context.Context) error {
 		return fmt.Errorf("the shared cluster's kubeconfig may not %s: use a cluster-admin kubeconfig", strings.Join(missing, ", "))
 	}
 	return nil
-}
-
-// Kubeconfig is a kubeconfig for one learner: the shared API server, the learner's token, and their namespace
-// as the context's default, so plain kubectl commands land in it.
-func Kubeconfig(server string, ca []byte, namespace, learner, token string) ([]byte, error) {
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["shared"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
-	cfg.AuthInfos[learner] = &clientcmdapi.AuthInfo{Token: token}
-	cfg.Contexts[namespace] = &clientcmdapi.Context{Cluster: "shared", AuthInfo: learner, Namespace: namespace}
-	cfg.CurrentContext = namespace
-	b, err := clientcmd.Write(*cfg)
-	if err != nil {
-		return nil, fmt.Errorf("write kubeconfig for %s: %w", learner, err)
-	}
-	return b, nil
 }

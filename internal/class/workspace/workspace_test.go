@@ -7,17 +7,26 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/cka-lab/lab/scenarios"
 )
 
-// newFake is a Provisioner on a fake cluster that issues numbered tokens.
+// apiServerSlice is the EndpointSlice of default/kubernetes on a cluster whose API server is at 172.18.0.2.
+var apiServerSlice = &discoveryv1.EndpointSlice{
+	ObjectMeta:  metav1.ObjectMeta{Name: "kubernetes", Namespace: "default", Labels: map[string]string{discoveryv1.LabelServiceName: "kubernetes"}},
+	AddressType: discoveryv1.AddressTypeIPv4, Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"172.18.0.2"}}},
+}
+
+// newFake is a Provisioner on a fake cluster that issues numbered tokens, for a class of bad-image-tag.
 func newFake(objs ...runtime.Object) (*Provisioner, *fake.Clientset) {
-	kc := fake.NewClientset(objs...)
+	kc := fake.NewClientset(append(objs, apiServerSlice)...)
 	issued := 0
 	kc.PrependReactor("create", "serviceaccounts", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if a.GetSubresource() != "token" {
@@ -26,7 +35,15 @@ func newFake(objs ...runtime.Object) (*Provisioner, *fake.Clientset) {
 		issued++
 		return true, &authenticationv1.TokenRequest{Status: authenticationv1.TokenRequestStatus{Token: fmt.Sprintf("token-%d", issued)}}, nil
 	})
-	return &Provisioner{Kube: kc, Server: "https://shared.example:6443", CAData: []byte("ca"), ClassID: "class-1"}, kc
+	cat, err := scenarios.Builtin()
+	if err != nil {
+		panic(err)
+	}
+	iso, err := IsolationFor(cat, []string{"bad-image-tag"}, 7)
+	if err != nil {
+		panic(err)
+	}
+	return &Provisioner{Kube: kc, Server: "https://shared.example:6443", CAData: []byte("ca"), ClassID: "class-1", Isolation: iso}, kc
 }
 
 func TestProvisionConfinesTheLearnerToANamespace(t *testing.T) {
@@ -54,7 +71,7 @@ func TestProvisionConfinesTheLearnerToANamespace(t *testing.T) {
 		rb.Subjects[0].Name != serviceAccount || rb.Subjects[0].Namespace != "lab-alice" {
 		t.Errorf("admin binding = %+v", rb)
 	}
-	crb, err := kc.RbacV1().ClusterRoleBindings().Get(ctx, learnerRole+":lab-alice", metav1.GetOptions{})
+	crb, err := kc.RbacV1().ClusterRoleBindings().Get(ctx, p.clusterBinding("lab-alice"), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +164,7 @@ func TestRevokeAndRejoinInvalidateEarlierCredentials(t *testing.T) {
 	if _, err := kc.CoreV1().ServiceAccounts("lab-alice").Get(ctx, serviceAccount, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the ServiceAccount after Revoke: %v, want it gone (which invalidates its tokens)", err)
 	}
-	if _, err := kc.RbacV1().ClusterRoleBindings().Get(ctx, learnerRole+":lab-alice", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := kc.RbacV1().ClusterRoleBindings().Get(ctx, p.clusterBinding("lab-alice"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the cluster-wide binding after Revoke: %v, want it gone", err)
 	}
 	if _, err := kc.CoreV1().Namespaces().Get(ctx, "lab-alice", metav1.GetOptions{}); err != nil {
