@@ -58,15 +58,15 @@ func Evaluate(ctx context.Context, env Env, c scenarios.Check) Result {
 	case c.Field != nil:
 		return env.field(ctx, c.Field)
 	case c.Exists != nil:
-		return env.exists(ctx, *c.Exists, true)
+		return env.exists(ctx, c.Exists.ObjectRef, true)
 	case c.Absent != nil:
-		return env.exists(ctx, *c.Absent, false)
+		return env.exists(ctx, c.Absent.ObjectRef, false)
 	case c.Container != nil:
 		return env.container(ctx, c.Container)
 	case c.Tolerates != nil:
 		return env.tolerates(ctx, c.Tolerates)
 	case c.SameObject != nil:
-		return env.sameObject(ctx, *c.SameObject)
+		return env.sameObject(ctx, c.SameObject.ObjectRef)
 	case c.Admission != nil:
 		return env.admission(ctx, c.Admission)
 	case c.Endpoints != nil:
@@ -94,7 +94,7 @@ func Evaluate(ctx context.Context, env Env, c scenarios.Check) Result {
 	case c.Logs != nil:
 		return env.logs(ctx, c.Logs)
 	case c.Custom != nil:
-		return env.custom(ctx, c.Custom)
+		return env.custom(ctx, &c.Custom.Custom)
 	}
 	return env.fail("check %q has no kind", c.Name)
 }

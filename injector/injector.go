@@ -51,7 +51,7 @@ func (i *Injector) Inject(ctx context.Context, f scenarios.Fault) error {
 	case f.Patch != nil:
 		err = i.patch(ctx, f.Patch)
 	case f.Delete != nil:
-		err = i.delete(ctx, *f.Delete)
+		err = i.delete(ctx, f.Delete.ObjectRef)
 	case f.Scale != nil:
 		err = i.scale(ctx, f.Scale)
 	case f.Taint != nil:
@@ -67,7 +67,7 @@ func (i *Injector) Inject(ctx context.Context, f scenarios.Fault) error {
 	case f.Webhook != nil:
 		err = i.webhook(ctx, f.Webhook)
 	case f.Custom != nil:
-		err = i.custom(ctx, f.Custom)
+		err = i.custom(ctx, &f.Custom.Custom)
 	default:
 		err = fmt.Errorf("fault has no kind")
 	}

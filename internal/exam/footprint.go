@@ -48,7 +48,7 @@ func FootprintOf(inst *scenarios.Instance) (Footprint, error) {
 		case f.Patch != nil:
 			fp.addRef(f.Patch.Object, wide)
 		case f.Delete != nil:
-			fp.addRef(*f.Delete, wide)
+			fp.addRef(f.Delete.ObjectRef, wide)
 		case f.Scale != nil:
 			fp.addRef(f.Scale.Object, wide)
 		case f.Webhook != nil:
