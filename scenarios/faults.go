@@ -41,12 +41,11 @@ type ApplyFault struct {
 	Ready bool `yaml:"ready"`
 }
 
-// Touches is the objects its manifest states, each created by it; none when it does not decode, which
-// Validate reports.
+// Touches is the objects its manifest states, each created by it.
 func (f *ApplyFault) Touches() Footprint {
 	objs, err := manifest.Decode([]byte(f.Manifest))
 	if err != nil {
-		return Footprint{}
+		return Footprint{Err: err}
 	}
 	fp := Footprint{}
 	for _, o := range objs {

@@ -43,6 +43,9 @@ type Footprint struct {
 	// ClusterWide says a fault changes what every namespace sees beyond the objects it names (a node, the
 	// admission of every request); Opaque that lab cannot see what it changes beyond its arguments.
 	ClusterWide, Opaque bool
+	// Err says why lab could not read what a fault changes (a manifest that does not decode, which Validate
+	// reports): nothing else is set then.
+	Err error
 }
 
 // Access is what a check does with the Pods it reads.
