@@ -54,7 +54,7 @@ type PodSelector struct {
 	Selector  string `yaml:"selector"`
 }
 
-func (s PodSelector) needsOne() []Problem {
+func (s PodSelector) needsNameOrSelector() []Problem {
 	if s.Name == "" && s.Selector == "" {
 		return []Problem{problem("", "needs name or selector")}
 	}
@@ -78,7 +78,7 @@ type PodsReady struct {
 }
 
 func (c *PodsReady) Touches() Footprint  { return c.pods(AccessState) }
-func (c *PodsReady) Validate() []Problem { return c.needsOne() }
+func (c *PodsReady) Validate() []Problem { return c.needsNameOrSelector() }
 
 // PodState: some matching Pod is in this state. Reason matches a container's (or init container's) waiting or
 // terminated reason, or the Pod's own reason; any of the listed values.
@@ -91,7 +91,7 @@ type PodState struct {
 }
 
 func (c *PodState) Touches() Footprint  { return c.pods(AccessState) }
-func (c *PodState) Validate() []Problem { return c.needsOne() }
+func (c *PodState) Validate() []Problem { return c.needsNameOrSelector() }
 
 // EventCheck: an event with Reason (and Message containing the text) exists about an object whose name starts
 // with NamePrefix (Deployment Pods have generated names).
