@@ -8,10 +8,10 @@ import (
 // Each kind is named by its YAML key, and a Check or Fault says which one is set.
 func TestKindsAreTheirFields(t *testing.T) {
 	checks, faults := CheckKinds(), FaultKinds()
-	if len(checks) != 24 || checks["podsReady"] == nil || checks["custom"] == nil {
+	if _, ok := checks["podsReady"].(*PodsReady); !ok || checks["sameObject"] == nil || checks["custom"] == nil {
 		t.Errorf("check kinds = %v", checks)
 	}
-	if len(faults) != 11 || faults["apply"] == nil || faults["custom"] == nil {
+	if _, ok := faults["delete"].(*DeleteFault); !ok || faults["apply"] == nil || faults["custom"] == nil {
 		t.Errorf("fault kinds = %v", faults)
 	}
 	c := Check{Logs: &LogsCheck{}}

@@ -205,8 +205,8 @@ func (v *validator) manifests() {
 	}
 }
 
-// problems adds a kind's problems found at its fields' own lines (atField), or the others, at path: the
-// kind's for a fault, the check's for a check.
+// problems adds either the kind's problems found at a field's own line (atField: at that field below path,
+// the kind's), or the others (at path: the kind's for a fault, the check's for a check).
 func (v *validator) problems(group string, path []any, k namedKind, atField bool) {
 	for _, p := range k.kind.Validate() {
 		if p.AtField != atField {
