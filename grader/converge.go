@@ -20,6 +20,7 @@ import (
 
 	"github.com/cka-lab/lab/internal/journey"
 	"github.com/cka-lab/lab/internal/journey/evidence"
+	"github.com/cka-lab/lab/scenarios"
 )
 
 // A check's verdict can be given once the cluster has converged: what the question touches is either settled
@@ -80,7 +81,7 @@ type targets struct {
 }
 
 // manifestDir is where kubeadm's static Pod manifests are, on every node.
-const manifestDir = "/etc/kubernetes/manifests/"
+const manifestDir = scenarios.ManifestDir
 
 func targetsOf(q Question) targets {
 	t := targets{services: map[string][]string{}, manifests: map[string][]string{}}
@@ -109,58 +110,26 @@ func targetsOf(q Question) targets {
 		}
 	}
 	for _, p := range q.Checks {
-		c := p.Check
-		switch {
-		case c.PodsReady != nil:
-			ns[c.PodsReady.Namespace] = true
-		case c.PodState != nil:
-			ns[c.PodState.Namespace] = true
-		case c.Exec != nil:
-			ns[c.Exec.Namespace] = true
-		case c.Logs != nil:
-			ns[c.Logs.Namespace] = true
-		case c.Event != nil:
-			ns[c.Event.Namespace] = true
-		case c.Endpoints != nil:
-			ns[c.Endpoints.Namespace] = true
-			t.services[c.Endpoints.Namespace] = append(t.services[c.Endpoints.Namespace], c.Endpoints.Service)
-		case c.HTTP != nil:
-			ns[c.HTTP.Namespace] = true
-			t.services[c.HTTP.Namespace] = append(t.services[c.HTTP.Namespace], c.HTTP.Service)
-		case c.Field != nil:
-			ns[c.Field.Object.Namespace] = true
-		case c.Exists != nil:
-			ns[c.Exists.Namespace] = true
-		case c.Absent != nil:
-			ns[c.Absent.Namespace] = true
-		case c.Container != nil:
-			ns[c.Container.Object.Namespace] = true
-		case c.Tolerates != nil:
-			ns[c.Tolerates.Object.Namespace] = true
-		case c.SameObject != nil:
-			ns[c.SameObject.Namespace] = true
-		case c.NodeReady != nil:
-			probe(c.NodeReady.Node)
-		case c.KubeletConfig != nil:
-			probe(c.KubeletConfig.Node)
-		case c.RunningFlag != nil:
-			probe(c.RunningFlag.Node, manifestDir+c.RunningFlag.Component+".yaml")
-		case c.NodeFile != nil:
-			probe(c.NodeFile.Node, c.NodeFile.Path)
-		case c.NodeExec != nil:
-			probe(c.NodeExec.Node, c.NodeExec.Command...)
-		case c.NodeTaint != nil:
-			addNode(c.NodeTaint.Node)
-		case c.Custom != nil:
-			if n, ok := c.Custom.Args["node"]; ok {
-				probe(n)
+		fp := p.Check.Touches()
+		for _, n := range slices.Concat(fp.Namespaces, fp.Watches) {
+			ns[n] = true
+		}
+		for _, o := range fp.Objects {
+			ns[o.Namespace] = true
+		}
+		for _, s := range fp.Services {
+			t.services[s.Namespace] = append(t.services[s.Namespace], s.Name)
+		}
+		for _, n := range fp.Nodes {
+			if n.Inside {
+				probe(n.Name, n.Files...)
+			} else {
+				addNode(n.Name)
 			}
-			if c.Custom.Func == "operatorReconciled" {
-				t.operated = append(t.operated, operated{c.Custom.Args["resource"], c.Custom.Args["namespace"], c.Custom.Args["name"]})
-			}
-			if n, ok := c.Custom.Args["namespace"]; ok {
-				ns[n] = true
-			}
+		}
+		// lab's operator reports the generation it reconciled, which grading waits for.
+		if c := p.Check.Custom; c != nil && c.Func == "operatorReconciled" {
+			t.operated = append(t.operated, operated{c.Args["resource"], c.Args["namespace"], c.Args["name"]})
 		}
 	}
 	delete(ns, "")

@@ -33,7 +33,7 @@ func Registered(name string) bool {
 	return ok
 }
 
-func (e Env) custom(ctx context.Context, c *scenarios.Custom) Result {
+func (e Env) custom(ctx context.Context, c *scenarios.CustomCheck) Result {
 	customMu.RLock()
 	f, ok := customChecks[c.Func]
 	customMu.RUnlock()

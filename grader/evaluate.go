@@ -6,6 +6,7 @@ package grader
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"time"
 
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
@@ -46,55 +47,83 @@ func (e Env) fail(format string, args ...any) Result {
 // Evaluate evaluates a check once. An error reading the cluster is a failed result saying so: the grade is
 // what the cluster shows now, and Eventually retries.
 func Evaluate(ctx context.Context, env Env, c scenarios.Check) Result {
-	switch {
-	case c.PodsReady != nil:
-		return env.podsReady(ctx, c.PodsReady)
-	case c.PodState != nil:
-		return env.podState(ctx, c.PodState)
-	case c.Event != nil:
-		return env.event(ctx, c.Event)
-	case c.CanI != nil:
-		return env.canI(ctx, c.CanI)
-	case c.Field != nil:
-		return env.field(ctx, c.Field)
-	case c.Exists != nil:
-		return env.exists(ctx, *c.Exists, true)
-	case c.Absent != nil:
-		return env.exists(ctx, *c.Absent, false)
-	case c.Container != nil:
-		return env.container(ctx, c.Container)
-	case c.Tolerates != nil:
-		return env.tolerates(ctx, c.Tolerates)
-	case c.SameObject != nil:
-		return env.sameObject(ctx, *c.SameObject)
-	case c.Admission != nil:
-		return env.admission(ctx, c.Admission)
-	case c.Endpoints != nil:
-		return env.endpoints(ctx, c.Endpoints)
-	case c.HTTP != nil:
-		return env.http(ctx, c.HTTP)
-	case c.NodeTaint != nil:
-		return env.nodeTaint(ctx, c.NodeTaint)
-	case c.NodeReady != nil:
-		return env.nodeReady(ctx, c.NodeReady)
-	case c.Grants != nil:
-		return env.grants(ctx, c.Grants)
-	case c.NotClusterAdmin != nil:
-		return env.notClusterAdmin(ctx, c.NotClusterAdmin)
-	case c.KubeletConfig != nil:
-		return env.kubeletConfig(ctx, c.KubeletConfig)
-	case c.RunningFlag != nil:
-		return env.runningFlag(ctx, c.RunningFlag)
-	case c.NodeFile != nil:
-		return env.nodeFile(ctx, c.NodeFile)
-	case c.NodeExec != nil:
-		return env.nodeExec(ctx, c.NodeExec)
-	case c.Exec != nil:
-		return env.exec(ctx, c.Exec)
-	case c.Logs != nil:
-		return env.logs(ctx, c.Logs)
-	case c.Custom != nil:
-		return env.custom(ctx, c.Custom)
+	k := c.Spec()
+	if k == nil {
+		return env.fail("check %q has no kind", c.Name)
 	}
-	return env.fail("check %q has no kind", c.Name)
+	ev, ok := evaluators[reflect.TypeOf(k)]
+	if !ok {
+		return env.fail("check %q is of a kind lab cannot evaluate", c.Name)
+	}
+	return ev.eval(ctx, env, k)
+}
+
+// evaluator grades one check kind.
+type evaluator struct {
+	eval func(context.Context, Env, scenarios.Kind) Result
+	// workload says the check reaches a running workload (exec in a Pod or a node, HTTP, endpoints, Pods
+	// Ready, a custom check): it fails for a few seconds right after a kubelet restart or a replaced Pod
+	// even on a correct fix.
+	workload bool
+}
+
+// evaluators holds every check kind's evaluator by the kind's type, one line each.
+var evaluators = evaluatorsOf(
+	evaluates(Env.podsReady).reachingWorkload(),
+	evaluates(Env.podState).reachingWorkload(),
+	evaluates(Env.event),
+	evaluates(Env.canI),
+	evaluates(Env.field),
+	evaluates(func(e Env, ctx context.Context, c *scenarios.ExistsCheck) Result {
+		return e.exists(ctx, c.ObjectRef, true)
+	}),
+	evaluates(func(e Env, ctx context.Context, c *scenarios.AbsentCheck) Result {
+		return e.exists(ctx, c.ObjectRef, false)
+	}),
+	evaluates(func(e Env, ctx context.Context, c *scenarios.SameObjectCheck) Result {
+		return e.sameObject(ctx, c.ObjectRef)
+	}),
+	evaluates(Env.admission),
+	evaluates(Env.endpoints).reachingWorkload(),
+	evaluates(Env.http).reachingWorkload(),
+	evaluates(Env.nodeTaint),
+	evaluates(Env.nodeReady),
+	evaluates(Env.notClusterAdmin),
+	evaluates(Env.grants),
+	evaluates(Env.nodeFile),
+	evaluates(Env.runningFlag),
+	evaluates(Env.kubeletConfig),
+	evaluates(Env.tolerates),
+	evaluates(Env.container),
+	evaluates(Env.nodeExec).reachingWorkload(),
+	evaluates(Env.exec).reachingWorkload(),
+	evaluates(Env.logs),
+	evaluates(Env.custom).reachingWorkload(),
+)
+
+// registration is one kind's evaluator, by the kind's type.
+type registration struct {
+	kind reflect.Type
+	evaluator
+}
+
+// evaluates registers eval for the check kind K.
+func evaluates[K scenarios.Kind](eval func(Env, context.Context, K) Result) registration {
+	return registration{reflect.TypeFor[K](), evaluator{eval: func(ctx context.Context, e Env, k scenarios.Kind) Result {
+		return eval(e, ctx, k.(K))
+	}}}
+}
+
+// reachingWorkload marks the kind as one that reaches a running workload.
+func (r registration) reachingWorkload() registration {
+	r.workload = true
+	return r
+}
+
+func evaluatorsOf(rs ...registration) map[reflect.Type]evaluator {
+	out := make(map[reflect.Type]evaluator, len(rs))
+	for _, r := range rs {
+		out[r.kind] = r.evaluator
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package grader
 import (
 	"context"
 	"math"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -247,11 +248,10 @@ func (s *settling) converged(results []Result, quiet bool, elapsed time.Duration
 // fix (the webhook's new Pod is Ready a moment before its Service routes to it), so they keep collateralHold.
 func brokenThroughWorkloads(checks []Planned, results []Result) bool {
 	for i, r := range results {
-		c := checks[i].Check
 		if r.OK || checks[i].Group != GroupCollateral {
 			continue
 		}
-		if c.Exec != nil || c.NodeExec != nil || c.HTTP != nil || c.Endpoints != nil || c.PodsReady != nil || c.Custom != nil || c.PodState != nil || r.viaWebhook {
+		if evaluators[reflect.TypeOf(checks[i].Check.Spec())].workload || r.viaWebhook {
 			return true
 		}
 	}

@@ -37,7 +37,7 @@ func Registered(name string) bool {
 	return ok
 }
 
-func (i *Injector) custom(ctx context.Context, c *scenarios.Custom) error {
+func (i *Injector) custom(ctx context.Context, c *scenarios.CustomFault) error {
 	customMu.RLock()
 	f, ok := customFaults[c.Func]
 	names := make([]string, 0, len(customFaults))

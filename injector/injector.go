@@ -3,6 +3,7 @@ package injector
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"time"
 
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
@@ -45,36 +46,57 @@ func (i *Injector) Setup(ctx context.Context, manifest string) error {
 func (i *Injector) Inject(ctx context.Context, f scenarios.Fault) error {
 	kind, _ := f.Kind()
 	var err error
-	switch {
-	case f.Apply != nil:
-		err = i.apply(ctx, f.Apply)
-	case f.Patch != nil:
-		err = i.patch(ctx, f.Patch)
-	case f.Delete != nil:
-		err = i.delete(ctx, *f.Delete)
-	case f.Scale != nil:
-		err = i.scale(ctx, f.Scale)
-	case f.Taint != nil:
-		err = i.taint(ctx, f.Taint)
-	case f.Label != nil:
-		err = i.label(ctx, f.Label)
-	case f.Cordon != nil:
-		err = i.cordon(ctx, f.Cordon.Node)
-	case f.NodeFile != nil:
-		err = i.nodeFile(ctx, f.NodeFile)
-	case f.NodeService != nil:
-		err = i.stopUnit(ctx, f.NodeService)
-	case f.Webhook != nil:
-		err = i.webhook(ctx, f.Webhook)
-	case f.Custom != nil:
-		err = i.custom(ctx, f.Custom)
-	default:
+	k := f.Spec()
+	if inject, ok := injectors[reflect.TypeOf(k)]; ok {
+		err = inject(ctx, i, k)
+	} else {
 		err = fmt.Errorf("fault has no kind")
 	}
 	if err != nil {
 		return fmt.Errorf("inject %s: %w", kind, err)
 	}
 	return nil
+}
+
+// injectFunc applies one fault kind.
+type injectFunc func(context.Context, *Injector, scenarios.Kind) error
+
+// injectors holds every fault kind's injector by the kind's type, one line each.
+var injectors = injectorsOf(
+	injects((*Injector).apply),
+	injects((*Injector).patch),
+	injects(func(i *Injector, ctx context.Context, f *scenarios.DeleteFault) error {
+		return i.delete(ctx, f.ObjectRef)
+	}),
+	injects((*Injector).scale),
+	injects((*Injector).taint),
+	injects((*Injector).label),
+	injects(func(i *Injector, ctx context.Context, f *scenarios.NodeFault) error { return i.cordon(ctx, f.Node) }),
+	injects((*Injector).nodeFile),
+	injects((*Injector).stopUnit),
+	injects((*Injector).webhook),
+	injects((*Injector).custom),
+)
+
+// injection is one kind's injector, by the kind's type.
+type injection struct {
+	kind   reflect.Type
+	inject injectFunc
+}
+
+// injects registers inject for the fault kind K.
+func injects[K scenarios.Kind](inject func(*Injector, context.Context, K) error) injection {
+	return injection{reflect.TypeFor[K](), func(ctx context.Context, i *Injector, k scenarios.Kind) error {
+		return inject(i, ctx, k.(K))
+	}}
+}
+
+func injectorsOf(is ...injection) map[reflect.Type]injectFunc {
+	out := make(map[reflect.Type]injectFunc, len(is))
+	for _, in := range is {
+		out[in.kind] = in.inject
+	}
+	return out
 }
 
 // Revert restores every recorded prior state, newest first, dropping each entry once it is restored, so an

@@ -1,14 +1,17 @@
 package scenarios
 
-import "strings"
+import (
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
 
 // Check is one grader assertion over live cluster state; exactly one kind is set. Checks are also used as
 // symptoms (what must be true once the fault is in).
 //
-// Adding a check kind: a pointer field here; its name in Check.Kind; its case in grader.Evaluate (both
-// pinned by grader's TestEveryCheckKindIsEvaluated); its namespace or nodes in grader's targetsOf, so grading
-// waits for what it reads to converge; Check.namespace or Check.object in lint.go when it names a namespace
-// or an object the setup must create; its required fields in validator.checks; a line in scenarios/README.md.
+// Each pointer field is a check kind, named by its YAML key: its type is a Kind (kinds.go says what adding
+// one takes).
 type Check struct {
 	Name   string `yaml:"name"`
 	Points int    `yaml:"points"`
@@ -16,16 +19,16 @@ type Check struct {
 	// file on a node): once it has failed a few rounds in a row, grading stops waiting for the others.
 	Decisive bool `yaml:"decisive"`
 
-	PodsReady *PodsReady  `yaml:"podsReady"`
-	PodState  *PodState   `yaml:"podState"`
-	Event     *EventCheck `yaml:"event"`
-	CanI      *CanI       `yaml:"canI"`
-	Field     *FieldCheck `yaml:"field"`
-	Exists    *ObjectRef  `yaml:"exists"`
-	Absent    *ObjectRef  `yaml:"absent"`
+	PodsReady *PodsReady   `yaml:"podsReady"`
+	PodState  *PodState    `yaml:"podState"`
+	Event     *EventCheck  `yaml:"event"`
+	CanI      *CanI        `yaml:"canI"`
+	Field     *FieldCheck  `yaml:"field"`
+	Exists    *ExistsCheck `yaml:"exists"`
+	Absent    *AbsentCheck `yaml:"absent"`
 	// SameObject passes while the object is the one the task started with: created before the task was
 	// shown, not deleted and recreated since.
-	SameObject      *ObjectRef       `yaml:"sameObject"`
+	SameObject      *SameObjectCheck `yaml:"sameObject"`
 	Admission       *AdmissionCheck  `yaml:"admission"`
 	Endpoints       *EndpointsCheck  `yaml:"endpoints"`
 	HTTP            *HTTPCheck       `yaml:"http"`
@@ -41,7 +44,7 @@ type Check struct {
 	NodeExec        *NodeExecCheck   `yaml:"nodeExec"`
 	Exec            *ExecCheck       `yaml:"exec"`
 	Logs            *LogsCheck       `yaml:"logs"`
-	Custom          *Custom          `yaml:"custom"`
+	Custom          *CustomCheck     `yaml:"custom"`
 }
 
 // PodSelector picks Pods by name or label selector in a namespace.
@@ -49,6 +52,18 @@ type PodSelector struct {
 	Namespace string `yaml:"namespace"`
 	Name      string `yaml:"name"`
 	Selector  string `yaml:"selector"`
+}
+
+func (s PodSelector) needsNameOrSelector() []Problem {
+	if s.Name == "" && s.Selector == "" {
+		return []Problem{problem("", "needs name or selector")}
+	}
+	return nil
+}
+
+// pods is the footprint of a check that reads Pods in their namespace.
+func (s PodSelector) pods(a Access) Footprint {
+	return Footprint{Namespaces: []string{s.Namespace}, Pods: []PodUse{{s, a}}}
 }
 
 // PodsReady: at least Count matching Pods are Running and Ready (on Node, when set).
@@ -62,6 +77,9 @@ type PodsReady struct {
 	Containers map[string]string `yaml:"containers"`
 }
 
+func (c *PodsReady) Touches() Footprint  { return c.pods(AccessState) }
+func (c *PodsReady) Validate() []Problem { return c.needsNameOrSelector() }
+
 // PodState: some matching Pod is in this state. Reason matches a container's (or init container's) waiting or
 // terminated reason, or the Pod's own reason; any of the listed values.
 type PodState struct {
@@ -72,6 +90,9 @@ type PodState struct {
 	Scheduled   *bool    `yaml:"scheduled"`
 }
 
+func (c *PodState) Touches() Footprint  { return c.pods(AccessState) }
+func (c *PodState) Validate() []Problem { return c.needsNameOrSelector() }
+
 // EventCheck: an event with Reason (and Message containing the text) exists about an object whose name starts
 // with NamePrefix (Deployment Pods have generated names).
 type EventCheck struct {
@@ -81,6 +102,9 @@ type EventCheck struct {
 	Reason     string `yaml:"reason"`
 	Message    string `yaml:"message"`
 }
+
+func (c *EventCheck) Touches() Footprint  { return Footprint{Namespaces: []string{c.Namespace}} }
+func (c *EventCheck) Validate() []Problem { return nil }
 
 // CanI is `kubectl auth can-i VERB RESOURCE --as AS -n NAMESPACE`, through a SubjectAccessReview.
 type CanI struct {
@@ -93,6 +117,9 @@ type CanI struct {
 	Namespace   string   `yaml:"namespace"`
 	Allowed     bool     `yaml:"allowed"`
 }
+
+func (c *CanI) Touches() Footprint  { return Footprint{} }
+func (c *CanI) Validate() []Problem { return nil }
 
 // FieldCheck reads a JSONPath of a live object and compares it. With no comparison set it checks the path
 // yields a value; Absent checks it yields none (or the object is gone).
@@ -108,6 +135,30 @@ type FieldCheck struct {
 	Image string `yaml:"image"`
 	// Quantity compares as a resource quantity in any unit: 200M is within max 256Mi.
 	Quantity *QuantityRange `yaml:"quantity"`
+}
+
+// Touches reads the object, which must exist unless the check wants the path absent; a node or a cluster
+// role the cluster itself owns needs no creator.
+func (c *FieldCheck) Touches() Footprint {
+	needed := !c.Absent && c.Object.Kind != "Node" && c.Object.Kind != "ClusterRole"
+	return Footprint{Objects: []ObjectUse{{ObjectRef: c.Object, Exists: needed, Workload: true}}}
+}
+
+func (c *FieldCheck) Validate() []Problem {
+	q := c.Quantity
+	if q == nil {
+		return nil
+	}
+	var out []Problem
+	for _, b := range []string{q.Min, q.Max} {
+		if _, err := resource.ParseQuantity(b); b != "" && err != nil {
+			out = append(out, problem("quantity", "%q is not a quantity (write e.g. 256Mi or 500m)", b))
+		}
+	}
+	if q.Min == "" && q.Max == "" {
+		out = append(out, problem("quantity", "needs min, max or both"))
+	}
+	return out
 }
 
 // QuantityRange bounds a resource quantity; either bound may be empty, both equal for an exact value.
@@ -126,6 +177,9 @@ type AdmissionCheck struct {
 	Message  string   `yaml:"message"`
 }
 
+func (c *AdmissionCheck) Touches() Footprint  { return Footprint{} }
+func (c *AdmissionCheck) Validate() []Problem { return manifestProblems(c.Manifest) }
+
 // EndpointsCheck: the Service has at least Ready ready endpoints (Ready 0 with Exactly checks it has none).
 type EndpointsCheck struct {
 	Namespace string `yaml:"namespace"`
@@ -133,6 +187,11 @@ type EndpointsCheck struct {
 	Ready     int    `yaml:"ready"`
 	Exactly   bool   `yaml:"exactly"`
 }
+
+func (c *EndpointsCheck) Touches() Footprint {
+	return Footprint{Namespaces: []string{c.Namespace}, Services: []ServiceRef{{c.Namespace, c.Service}}}
+}
+func (c *EndpointsCheck) Validate() []Problem { return nil }
 
 // HTTPCheck gets Path from a Service through the API server's proxy and expects Contains in the body.
 type HTTPCheck struct {
@@ -143,6 +202,11 @@ type HTTPCheck struct {
 	Contains  string `yaml:"contains"`
 }
 
+func (c *HTTPCheck) Touches() Footprint {
+	return Footprint{Namespaces: []string{c.Namespace}, Services: []ServiceRef{{c.Namespace, c.Service}}}
+}
+func (c *HTTPCheck) Validate() []Problem { return nil }
+
 // NodeTaintCheck: the node has (Present) or lacks a taint with this key (and effect, when set).
 type NodeTaintCheck struct {
 	Node    string `yaml:"node"`
@@ -151,16 +215,28 @@ type NodeTaintCheck struct {
 	Present bool   `yaml:"present"`
 }
 
+func (c *NodeTaintCheck) Touches() Footprint  { return Footprint{Nodes: []NodeUse{{Name: c.Node}}} }
+func (c *NodeTaintCheck) Validate() []Problem { return nil }
+
 // NodeReadyCheck: the node's Ready condition is Ready.
 type NodeReadyCheck struct {
 	Node  string `yaml:"node"`
 	Ready bool   `yaml:"ready"`
 }
 
+// Touches reads the node's kubelet too: a Ready condition follows it.
+func (c *NodeReadyCheck) Touches() Footprint {
+	return Footprint{Nodes: []NodeUse{{Name: c.Node, Inside: true}}}
+}
+func (c *NodeReadyCheck) Validate() []Problem { return nil }
+
 // SubjectCheck names a user or "system:serviceaccount:NS:NAME" that must not hold cluster-admin powers.
 type SubjectCheck struct {
 	Subject string `yaml:"subject"`
 }
+
+func (c *SubjectCheck) Touches() Footprint  { return Footprint{} }
+func (c *SubjectCheck) Validate() []Problem { return nil }
 
 // NodeFileCheck reads a file inside a node container.
 type NodeFileCheck struct {
@@ -170,6 +246,11 @@ type NodeFileCheck struct {
 	Contains string `yaml:"contains"`
 }
 
+func (c *NodeFileCheck) Touches() Footprint {
+	return Footprint{Nodes: []NodeUse{{Name: c.Node, Inside: true, Files: []string{c.Path}}}}
+}
+func (c *NodeFileCheck) Validate() []Problem { return nil }
+
 // NodeExecCheck runs Command inside a node container (as after `ssh node`) and expects exit 0 and Contains in
 // the output, or a failure with Fails.
 type NodeExecCheck struct {
@@ -178,6 +259,20 @@ type NodeExecCheck struct {
 	Contains string   `yaml:"contains"`
 	Fails    bool     `yaml:"fails"`
 }
+
+// Touches names the files its command names by absolute path.
+func (c *NodeExecCheck) Touches() Footprint {
+	var files []string
+	for _, arg := range c.Command {
+		for _, w := range strings.Fields(arg) {
+			if strings.HasPrefix(w, "/") {
+				files = append(files, w)
+			}
+		}
+	}
+	return Footprint{Nodes: []NodeUse{{Name: c.Node, Inside: true, Files: files}}}
+}
+func (c *NodeExecCheck) Validate() []Problem { return nil }
 
 // ExecCheck runs Command in the first Ready Pod matching the selector and expects exit 0 and Contains in
 // the output (or a failure, with Fails).
@@ -191,6 +286,9 @@ type ExecCheck struct {
 	Fails  bool   `yaml:"fails"`
 }
 
+func (c *ExecCheck) Touches() Footprint  { return c.pods(AccessExec) }
+func (c *ExecCheck) Validate() []Problem { return nil }
+
 // LogsCheck reads the log of a container of the first Ready matching Pod, as `kubectl logs POD -c CONTAINER`
 // shows it, and expects Contains in it: a sidecar that streams a file, an app that logs its start.
 type LogsCheck struct {
@@ -199,36 +297,32 @@ type LogsCheck struct {
 	Contains    string `yaml:"contains"`
 }
 
+func (c *LogsCheck) Touches() Footprint  { return c.pods(AccessLogs) }
+func (c *LogsCheck) Validate() []Problem { return nil }
+
 // Custom names a Go check or fault registered in code, for what data cannot say.
 type Custom struct {
 	Func string            `yaml:"func"`
 	Args map[string]string `yaml:"args"`
 }
 
-// Kind returns the name of the check kind that is set, "" when none is, and how many are set.
-func (c *Check) Kind() (string, int) {
-	kinds := []struct {
-		name string
-		set  bool
-	}{
-		{"podsReady", c.PodsReady != nil}, {"podState", c.PodState != nil}, {"event", c.Event != nil},
-		{"canI", c.CanI != nil}, {"field", c.Field != nil}, {"exists", c.Exists != nil}, {"absent", c.Absent != nil},
-		{"sameObject", c.SameObject != nil},
-		{"admission", c.Admission != nil}, {"endpoints", c.Endpoints != nil}, {"http", c.HTTP != nil},
-		{"nodeTaint", c.NodeTaint != nil}, {"nodeReady", c.NodeReady != nil},
-		{"notClusterAdmin", c.NotClusterAdmin != nil}, {"grants", c.Grants != nil}, {"nodeFile", c.NodeFile != nil}, {"runningFlag", c.RunningFlag != nil},
-		{"kubeletConfig", c.KubeletConfig != nil}, {"tolerates", c.Tolerates != nil},
-		{"container", c.Container != nil}, {"nodeExec", c.NodeExec != nil}, {"exec", c.Exec != nil}, {"logs", c.Logs != nil},
-		{"custom", c.Custom != nil},
-	}
-	name, n := "", 0
-	for _, k := range kinds {
-		if k.set {
-			name, n = k.name, n+1
-		}
-	}
-	return name, n
+// CustomCheck is a Go check registered in the grader.
+type CustomCheck struct {
+	Custom `yaml:",inline"`
 }
+
+// Touches is what its arguments name: its node, read from inside, and the namespace it finds its objects in.
+func (c *CustomCheck) Touches() Footprint {
+	fp := Footprint{System: systemCustomChecks[c.Func]}
+	if n, ok := c.Args["node"]; ok {
+		fp.Nodes = []NodeUse{{Name: n, Inside: true}}
+	}
+	if ns, ok := c.Args["namespace"]; ok {
+		fp.Watches = []string{ns}
+	}
+	return fp
+}
+func (c *CustomCheck) Validate() []Problem { return nil }
 
 // GrantsCheck passes when everything the subject may do, through every binding that names it or one of its
 // groups, is within Allow, beyond what every authenticated user may do: least privilege judged on the
@@ -237,6 +331,21 @@ type GrantsCheck struct {
 	As     string      `yaml:"as"`
 	Groups []string    `yaml:"groups"`
 	Allow  []GrantRule `yaml:"allow"`
+}
+
+func (c *GrantsCheck) Touches() Footprint { return Footprint{} }
+
+func (c *GrantsCheck) Validate() []Problem {
+	var out []Problem
+	if c.As == "" {
+		out = append(out, problem("", "needs as: the user or system:serviceaccount:<ns>:<name> to judge"))
+	}
+	for _, r := range c.Allow {
+		if len(r.Resources) == 0 || len(r.Verbs) == 0 {
+			out = append(out, problem("allow", "every allowed rule needs resources and verbs"))
+		}
+	}
+	return out
 }
 
 // GrantRule is what the task allows: verbs on resources of an API group ("" is the core group) in a namespace
@@ -258,6 +367,18 @@ type RunningFlag struct {
 	Flag      string   `yaml:"flag"`
 	Equals    []string `yaml:"equals"`
 	Enables   string   `yaml:"enables"`
+}
+
+// Touches reads the component's process on the node, started from its static Pod manifest.
+func (f *RunningFlag) Touches() Footprint {
+	return Footprint{Nodes: []NodeUse{{Name: f.Node, Inside: true, Files: []string{ManifestDir + f.Component + ".yaml"}, Component: f.Component}}}
+}
+
+func (f *RunningFlag) Validate() []Problem {
+	if f.Node == "" || !componentName.MatchString(f.Component) || f.Flag == "" || (len(f.Equals) == 0) == (f.Enables == "") {
+		return []Problem{problem("", "needs node, a component's name (lower-case letters, digits, dashes), flag, and equals or enables")}
+	}
+	return nil
 }
 
 // Want says what the check wants, for its evidence.
@@ -294,6 +415,17 @@ type KubeletConfig struct {
 	Equals string `yaml:"equals"`
 }
 
+func (k *KubeletConfig) Touches() Footprint {
+	return Footprint{Nodes: []NodeUse{{Name: k.Node, Inside: true}}}
+}
+
+func (k *KubeletConfig) Validate() []Problem {
+	if k.Node == "" || k.Field == "" {
+		return []Problem{problem("", "needs node and field")}
+	}
+	return nil
+}
+
 // TolerationCheck judges a workload's Pod template tolerations with Kubernetes' own matching: they tolerate
 // the taint (key, value, effect); with Only, they tolerate no other taint on any node of the cluster.
 type TolerationCheck struct {
@@ -303,6 +435,11 @@ type TolerationCheck struct {
 	Effect string    `yaml:"effect"`
 	Only   bool      `yaml:"only"`
 }
+
+func (c *TolerationCheck) Touches() Footprint {
+	return Footprint{Objects: []ObjectUse{{ObjectRef: c.Object, Exists: true, Workload: true}}}
+}
+func (c *TolerationCheck) Validate() []Problem { return nil }
 
 // ContainerCheck reads a container of a workload's Pod template (or a Pod) by meaning: CommandLine is the
 // command and args as the runtime joins them (everything in command, or split between command and args, is
@@ -314,8 +451,57 @@ type ContainerCheck struct {
 	Probe       *ProbePort `yaml:"probe"`
 }
 
+func (c *ContainerCheck) Touches() Footprint {
+	return Footprint{Objects: []ObjectUse{{ObjectRef: c.Object, Exists: true, Workload: true}}}
+}
+
+func (c *ContainerCheck) Validate() []Problem {
+	var out []Problem
+	if (len(c.CommandLine) > 0) == (c.Probe != nil) {
+		out = append(out, problem("", "needs exactly one of commandLine and probe"))
+	}
+	if c.Probe != nil && !slices.Contains([]string{"readiness", "liveness", "startup"}, c.Probe.Kind) {
+		out = append(out, problem("probe", "kind must be readiness, liveness or startup"))
+	}
+	return out
+}
+
 // ProbePort is the port a readiness, liveness or startup probe must reach.
 type ProbePort struct {
 	Kind string `yaml:"kind"`
 	Port int32  `yaml:"port"`
 }
+
+// ExistsCheck passes while the object exists.
+type ExistsCheck struct {
+	ObjectRef `yaml:",inline"`
+}
+
+func (c *ExistsCheck) Touches() Footprint {
+	return Footprint{Objects: []ObjectUse{{ObjectRef: c.ObjectRef, Exists: true}}}
+}
+func (c *ExistsCheck) Validate() []Problem { return nil }
+
+// AbsentCheck passes while the object does not exist.
+type AbsentCheck struct {
+	ObjectRef `yaml:",inline"`
+}
+
+func (c *AbsentCheck) Touches() Footprint {
+	return Footprint{Objects: []ObjectUse{{ObjectRef: c.ObjectRef}}}
+}
+func (c *AbsentCheck) Validate() []Problem { return nil }
+
+// SameObjectCheck passes while the object is the one the task started with.
+type SameObjectCheck struct {
+	ObjectRef `yaml:",inline"`
+}
+
+// Touches needs the object created by the scenario, unless it is a node, which the cluster owns.
+func (c *SameObjectCheck) Touches() Footprint {
+	return Footprint{Objects: []ObjectUse{{ObjectRef: c.ObjectRef, Exists: c.Kind != "Node"}}}
+}
+func (c *SameObjectCheck) Validate() []Problem { return nil }
+
+// ManifestDir is where kubeadm's static Pod manifests are, on every node.
+const ManifestDir = "/etc/kubernetes/manifests/"

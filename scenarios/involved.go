@@ -9,34 +9,35 @@ func (s *Scenario) Involved() (namespaces, objects map[string]bool) {
 	namespaces, objects = map[string]bool{}, s.createdObjects()
 	for _, list := range [][]Check{s.Symptom, s.Checks, s.Collateral} {
 		for i := range list {
-			if ns := list[i].namespace(); ns != "" {
-				namespaces[ns] = true
+			fp := list[i].Touches()
+			for _, ns := range fp.Namespaces {
+				if ns != "" {
+					namespaces[ns] = true
+				}
 			}
-			if o := list[i].object(); o != nil {
-				objects[o.key()] = true
+			for _, o := range fp.Objects {
+				if o.Exists {
+					objects[o.key()] = true
+				}
 			}
-			if c := list[i].Custom; c != nil && systemCustomChecks[c.Func] {
+			if fp.System {
 				namespaces["kube-system"] = true
 			}
 		}
 	}
 	for _, f := range s.Faults {
+		fp := f.Touches()
 		// A node's taint, label or cordon is undone on the Node object, a write the task involves.
-		switch {
-		case f.Taint != nil:
-			objects["Node//"+f.Taint.Node] = true
-		case f.Label != nil:
-			objects["Node//"+f.Label.Node] = true
-		case f.Cordon != nil:
-			objects["Node//"+f.Cordon.Node] = true
+		for _, n := range fp.Nodes {
+			if n.Object {
+				objects["Node//"+n.Name] = true
+			}
 		}
-		if c := f.Custom; c != nil {
-			if ns := c.Args["namespace"]; ns != "" {
-				namespaces[ns] = true
-			}
-			if systemCustomFaults[c.Func] {
-				namespaces["kube-system"] = true
-			}
+		for _, ns := range fp.Namespaces {
+			namespaces[ns] = true
+		}
+		if fp.System {
+			namespaces["kube-system"] = true
 		}
 	}
 	for key := range objects {

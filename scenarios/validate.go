@@ -9,8 +9,6 @@ import (
 	"sort"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/resource"
-
 	"github.com/cka-lab/lab/internal/manifest"
 
 	"gopkg.in/yaml.v3"
@@ -182,42 +180,65 @@ func (v *validator) vars() {
 	}
 }
 
-// manifests checks every manifest decodes into objects with kind and name, with vars standing in as text.
+// manifests checks every manifest decodes into objects with kind and name, with vars standing in as text: the
+// setup's, then each kind's problems found at a field's own line (a fault's or a check's manifest).
 func (v *validator) manifests() {
 	for i, m := range v.s.Setup {
-		v.manifest("setup", []any{"setup", i}, m)
+		for _, p := range manifestProblems(m) {
+			v.add("setup", []any{"setup", i}, "%s", p.Msg)
+		}
 	}
-	for i, f := range v.s.Faults {
-		if f.Apply != nil {
-			v.manifest("faults.apply.manifest", []any{"faults", i, "apply", "manifest"}, f.Apply.Manifest)
+	for i := range v.s.Faults {
+		for _, k := range v.s.Faults[i].kinds() {
+			v.problems("faults", []any{"faults", i, k.name}, k, true)
 		}
 	}
 	for _, group := range []struct {
 		name   string
 		checks []Check
 	}{{"symptom", v.s.Symptom}, {"checks", v.s.Checks}, {"collateral", v.s.Collateral}} {
-		for i, c := range group.checks {
-			if c.Admission != nil {
-				v.manifest(group.name+".admission.manifest", []any{group.name, i, "admission", "manifest"}, c.Admission.Manifest)
+		for i := range group.checks {
+			for _, k := range group.checks[i].kinds() {
+				v.problems(group.name, []any{group.name, i, k.name}, k, true)
 			}
 		}
 	}
 }
 
-func (v *validator) manifest(field string, path []any, text string) {
+// problems adds either the kind's problems found at a field's own line (atField: at that field below path,
+// the kind's), or the others (at path: the kind's for a fault, the check's for a check).
+func (v *validator) problems(group string, path []any, k namedKind, atField bool) {
+	for _, p := range k.kind.Validate() {
+		if p.AtField != atField {
+			continue
+		}
+		field, at := group+"."+k.name, path
+		if p.Field != "" {
+			field += "." + p.Field
+		}
+		if p.AtField {
+			at = append(slices.Clone(path), p.Field)
+		}
+		v.add(field, at, "%s", p.Msg)
+	}
+}
+
+// manifestProblems are what a manifest lacks to decode into objects with kind and name.
+func manifestProblems(text string) []Problem {
 	objs, err := manifest.Decode([]byte(text))
 	if err != nil {
-		v.add(field, path, "%v", err)
-		return
+		return []Problem{{Field: "manifest", AtField: true, Msg: err.Error()}}
 	}
+	var out []Problem
 	if len(objs) == 0 {
-		v.add(field, path, "manifest has no objects")
+		out = append(out, Problem{Field: "manifest", AtField: true, Msg: "manifest has no objects"})
 	}
 	for _, o := range objs {
 		if o.GetName() == "" {
-			v.add(field, path, "a %s has no metadata.name", o.GetKind())
+			out = append(out, Problem{Field: "manifest", AtField: true, Msg: fmt.Sprintf("a %s has no metadata.name", o.GetKind())})
 		}
 	}
+	return out
 }
 
 func (v *validator) faults() {
@@ -228,27 +249,10 @@ func (v *validator) faults() {
 		path := []any{"faults", i}
 		kind, n := f.Kind()
 		if n != 1 {
-			v.add("faults", path, "each fault needs exactly one kind (apply, patch, delete, scale, taint, label, cordon, nodeFile, nodeService, webhook, custom), got %d", n)
+			v.add("faults", path, "each fault needs exactly one kind (%s), got %d", strings.Join(faultKindNames(), ", "), n)
 			continue
 		}
-		if f.NodeFile != nil {
-			nf := f.NodeFile
-			ops := 0
-			for _, set := range []bool{nf.Replace != nil, nf.Write != nil, nf.Remove, nf.MoveTo != "", nf.Chmod != ""} {
-				if set {
-					ops++
-				}
-			}
-			if ops != 1 || nf.Node == "" || nf.Path == "" {
-				v.add("faults.nodeFile", append(path, kind), "needs node, path and exactly one of replace, write, remove, moveTo, chmod")
-			}
-		}
-		if f.Patch != nil && !slices.Contains([]string{"merge", "strategic", "json"}, f.Patch.Type) {
-			v.add("faults.patch.type", append(path, kind), "must be merge, strategic or json, got %q", f.Patch.Type)
-		}
-		if f.Webhook != nil && f.Webhook.FailurePolicy != "" && f.Webhook.FailurePolicy != "Fail" && f.Webhook.FailurePolicy != "Ignore" {
-			v.add("faults.webhook.failurePolicy", append(path, kind), "must be Fail or Ignore")
-		}
+		v.problems("faults", append(path, kind), f.kinds()[0], false)
 	}
 }
 
@@ -272,44 +276,8 @@ func (v *validator) checks(group string, checks []Check, min int, scored bool) {
 		if scored && c.Points < 1 {
 			v.add(group+".points", path, "must be at least 1")
 		}
-		if c.PodsReady != nil && c.PodsReady.Name == "" && c.PodsReady.Selector == "" {
-			v.add(group+".podsReady", path, "needs name or selector")
-		}
-		if c.PodState != nil && c.PodState.Name == "" && c.PodState.Selector == "" {
-			v.add(group+".podState", path, "needs name or selector")
-		}
-		if m := c.RunningFlag; m != nil && (m.Node == "" || !componentName.MatchString(m.Component) || m.Flag == "" || (len(m.Equals) == 0) == (m.Enables == "")) {
-			v.add(group+".runningFlag", path, "needs node, a component's name (lower-case letters, digits, dashes), flag, and equals or enables")
-		}
-		if k := c.KubeletConfig; k != nil && (k.Node == "" || k.Field == "") {
-			v.add(group+".kubeletConfig", path, "needs node and field")
-		}
-		if k := c.Container; k != nil && (len(k.CommandLine) > 0) == (k.Probe != nil) {
-			v.add(group+".container", path, "needs exactly one of commandLine and probe")
-		}
-		if p := c.Container; p != nil && p.Probe != nil && !slices.Contains([]string{"readiness", "liveness", "startup"}, p.Probe.Kind) {
-			v.add(group+".container.probe", path, "kind must be readiness, liveness or startup")
-		}
-		if g := c.Grants; g != nil {
-			if g.As == "" {
-				v.add(group+".grants", path, "needs as: the user or system:serviceaccount:<ns>:<name> to judge")
-			}
-			for _, r := range g.Allow {
-				if len(r.Resources) == 0 || len(r.Verbs) == 0 {
-					v.add(group+".grants.allow", path, "every allowed rule needs resources and verbs")
-				}
-			}
-		}
-		if c.Field != nil && c.Field.Quantity != nil {
-			q := c.Field.Quantity
-			for _, b := range []string{q.Min, q.Max} {
-				if _, err := resource.ParseQuantity(b); b != "" && err != nil {
-					v.add(group+".field.quantity", path, "%q is not a quantity (write e.g. 256Mi or 500m)", b)
-				}
-			}
-			if q.Min == "" && q.Max == "" {
-				v.add(group+".field.quantity", path, "needs min, max or both")
-			}
+		for _, k := range c.kinds() {
+			v.problems(group, path, k, false)
 		}
 	}
 }

@@ -40,45 +40,27 @@ func FootprintOf(inst *scenarios.Instance) (Footprint, error) {
 	}
 	for _, f := range inst.Faults {
 		kind, _ := f.Kind()
-		switch {
-		case f.Apply != nil:
-			if err := fp.addManifest(f.Apply.Manifest, wide); err != nil {
-				return fp, fmt.Errorf("%s fault: %w", inst.ID, err)
-			}
-		case f.Patch != nil:
-			fp.addRef(f.Patch.Object, wide)
-		case f.Delete != nil:
-			fp.addRef(*f.Delete, wide)
-		case f.Scale != nil:
-			fp.addRef(f.Scale.Object, wide)
-		case f.Webhook != nil:
-			fp.add(f.Webhook.Namespace)
+		touched := f.Touches()
+		if touched.Err != nil {
+			return fp, fmt.Errorf("%s fault: %w", inst.ID, touched.Err)
+		}
+		if touched.ClusterWide || touched.Opaque {
 			wide("a " + kind + " fault")
-		default:
-			fp.Nodes = append(fp.Nodes, faultNode(f)...)
-			wide("a " + kind + " fault")
+		}
+		if touched.Opaque {
+			// What lab cannot see into counts as cluster-wide, and as nothing more.
+			continue
+		}
+		for _, o := range touched.Objects {
+			fp.addObject(o, wide)
+		}
+		for _, n := range touched.Nodes {
+			fp.Nodes = append(fp.Nodes, n.Name)
 		}
 	}
 	slices.Sort(fp.Namespaces)
 	fp.Namespaces = slices.Compact(fp.Namespaces)
 	return fp, nil
-}
-
-// faultNode is the node a node fault changes.
-func faultNode(f scenarios.Fault) []string {
-	switch {
-	case f.Taint != nil:
-		return []string{f.Taint.Node}
-	case f.Label != nil:
-		return []string{f.Label.Node}
-	case f.Cordon != nil:
-		return []string{f.Cordon.Node}
-	case f.NodeFile != nil:
-		return []string{f.NodeFile.Node}
-	case f.NodeService != nil:
-		return []string{f.NodeService.Node}
-	}
-	return nil
 }
 
 func (fp *Footprint) add(ns string) {
@@ -87,30 +69,28 @@ func (fp *Footprint) add(ns string) {
 	}
 }
 
-func (fp *Footprint) addRef(r scenarios.ObjectRef, wide func(string)) {
-	if r.Namespace == "" {
-		wide(fmt.Sprintf("cluster-scoped %s", r))
-		return
+// addObject counts a Namespace the instance creates as the namespace it is (the collision check keeps it to
+// one question); any other object without a namespace is cluster-scoped.
+func (fp *Footprint) addObject(o scenarios.ObjectUse, wide func(string)) {
+	switch {
+	case o.Created && o.Kind == "Namespace" && o.APIVersion == "v1":
+		fp.add(o.Name)
+	case o.Namespace == "":
+		wide("cluster-scoped " + o.String())
+	default:
+		fp.add(o.Namespace)
 	}
-	fp.add(r.Namespace)
 }
 
-// addManifest counts a Namespace object as the namespace it creates (the collision check keeps it to one
-// question); any other object without a namespace is cluster-scoped.
+// addManifest counts the objects of a setup manifest, each created by it.
 func (fp *Footprint) addManifest(m string, wide func(string)) error {
 	objs, err := manifest.Decode([]byte(m))
 	if err != nil {
 		return err
 	}
 	for _, o := range objs {
-		switch {
-		case o.GetKind() == "Namespace" && o.GetAPIVersion() == "v1":
-			fp.add(o.GetName())
-		case o.GetNamespace() == "":
-			wide(fmt.Sprintf("cluster-scoped %s/%s", o.GetKind(), o.GetName()))
-		default:
-			fp.add(o.GetNamespace())
-		}
+		ref := scenarios.ObjectRef{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName()}
+		fp.addObject(scenarios.ObjectUse{ObjectRef: ref, Created: true}, wide)
 	}
 	return nil
 }

@@ -75,9 +75,6 @@ func (d Disturbance) String() string {
 // selects there are replaced, not every Pod the cluster needs to run.
 const systemNamespace = "kube-system"
 
-// manifestDir is where kubeadm's static Pod manifests are, on every node.
-const manifestDir = "/etc/kubernetes/manifests/"
-
 // Choose picks the disturbances for the scenario instances graded together, from what their checks read
 // (the workloads' Pods) and what their faults touch (nodes, their runtime, static Pods), in the order they run.
 func Choose(insts ...*scenarios.Instance) []Disturbance {
@@ -144,27 +141,20 @@ func podSets(c scenarios.Check) []PodSet {
 		}
 		return []PodSet{{Namespace: n}}
 	}
-	switch {
-	case c.PodsReady != nil:
-		return sel(c.PodsReady.PodSelector)
-	case c.PodState != nil:
-		return sel(c.PodState.PodSelector)
-	case c.Exec != nil:
-		return sel(c.Exec.PodSelector)
-	case c.Logs != nil:
-		return sel(c.Logs.PodSelector)
-	case c.Endpoints != nil:
-		return ns(c.Endpoints.Namespace)
-	case c.HTTP != nil:
-		return ns(c.HTTP.Namespace)
-	case c.Field != nil:
-		return ns(c.Field.Object.Namespace)
-	case c.Container != nil:
-		return ns(c.Container.Object.Namespace)
-	case c.Tolerates != nil:
-		return ns(c.Tolerates.Object.Namespace)
+	fp := c.Touches()
+	var out []PodSet
+	for _, p := range fp.Pods {
+		out = append(out, sel(p.PodSelector)...)
 	}
-	return nil
+	for _, svc := range fp.Services {
+		out = append(out, ns(svc.Namespace)...)
+	}
+	for _, o := range fp.Objects {
+		if o.Workload {
+			out = append(out, ns(o.Namespace)...)
+		}
+	}
+	return out
 }
 
 // podSetList merges the sets: a whole namespace covers every selector in it; sorted.
@@ -190,65 +180,27 @@ func podSetList(sets map[PodSet]bool) []PodSet {
 // about it, the static Pod whose manifest it changed, and the boot-time sysctl settings of the kernel
 // parameters it set (a value set with sysctl -w alone is gone at the next boot).
 func nodeDisturbances(f scenarios.Fault) []Disturbance {
-	var nodeName, unit, file, component string
-	var keys []string
-	switch {
-	case f.NodeFile != nil:
-		nodeName, file = f.NodeFile.Node, f.NodeFile.Path
-		if f.NodeFile.Write != nil && (strings.HasPrefix(file, sysctlDir) || file == sysctlConf) {
-			keys = sysctlKeys(*f.NodeFile.Write)
+	var out []Disturbance
+	for _, n := range f.Touches().Nodes {
+		if !n.Inside || n.Name == "" {
+			continue
 		}
-	case f.NodeService != nil:
-		nodeName, unit = f.NodeService.Node, f.NodeService.Unit
-	case f.Custom != nil:
-		nodeName, component = f.Custom.Args["node"], f.Custom.Args["component"]
-		if f.Custom.Func == "sysctl" && f.Custom.Args["key"] != "" {
-			keys = []string{f.Custom.Args["key"]}
+		out = append(out, Disturbance{Kind: RestartKubelet, Node: n.Name})
+		if slices.Contains(n.Units, "containerd") || slices.ContainsFunc(n.Files, func(f string) bool { return strings.HasPrefix(f, "/etc/containerd/") }) {
+			out = append(out, Disturbance{Kind: RestartContainerd, Node: n.Name})
 		}
-	}
-	if nodeName == "" {
-		return nil
-	}
-	out := []Disturbance{{Kind: RestartKubelet, Node: nodeName}}
-	if unit == "containerd" || strings.HasPrefix(file, "/etc/containerd/") {
-		out = append(out, Disturbance{Kind: RestartContainerd, Node: nodeName})
-	}
-	if strings.HasPrefix(file, manifestDir) && strings.HasSuffix(file, ".yaml") {
-		component = strings.TrimSuffix(path.Base(file), ".yaml")
-	}
-	if component != "" {
-		out = append(out, Disturbance{Kind: RestartStaticPod, Node: nodeName, Component: component})
-	}
-	if len(keys) > 0 {
-		out = append(out, Disturbance{Kind: ReapplySysctl, Node: nodeName, Keys: keys})
+		component := n.Component
+		for _, file := range n.Files {
+			if strings.HasPrefix(file, scenarios.ManifestDir) && strings.HasSuffix(file, ".yaml") {
+				component = strings.TrimSuffix(path.Base(file), ".yaml")
+			}
+		}
+		if component != "" {
+			out = append(out, Disturbance{Kind: RestartStaticPod, Node: n.Name, Component: component})
+		}
+		if len(n.Sysctl) > 0 {
+			out = append(out, Disturbance{Kind: ReapplySysctl, Node: n.Name, Keys: n.Sysctl})
+		}
 	}
 	return out
-}
-
-// Where systemd-sysctl reads the settings it applies at boot, besides /usr/lib and /run.
-const (
-	sysctlDir  = "/etc/sysctl.d/"
-	sysctlConf = "/etc/sysctl.conf"
-)
-
-// sysctlKeys are the kernel parameters a sysctl.d file sets ("key = value" lines; a leading "-" only says
-// an unknown key is no error), sorted.
-func sysctlKeys(content string) []string {
-	var keys []string
-	for _, line := range strings.Split(content, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, ";") {
-			continue
-		}
-		key, _, ok := strings.Cut(line, "=")
-		if !ok {
-			continue
-		}
-		key = strings.TrimPrefix(strings.TrimSpace(key), "-")
-		if key != "" && !slices.Contains(keys, key) {
-			keys = append(keys, key)
-		}
-	}
-	sort.Strings(keys)
-	return keys
 }

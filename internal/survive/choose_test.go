@@ -46,7 +46,7 @@ func TestChooseWorkloadPods(t *testing.T) {
 func TestChooseNodeDisturbances(t *testing.T) {
 	manifest := instance(nil, nil,
 		scenarios.Fault{NodeFile: &scenarios.NodeFileFault{Node: "cp", Path: "/etc/kubernetes/manifests/kube-scheduler.yaml"}},
-		scenarios.Fault{Custom: &scenarios.Custom{Func: "staticPodManifest", Args: map[string]string{"node": "cp", "component": "kube-apiserver"}}},
+		scenarios.Fault{Custom: &scenarios.CustomFault{Custom: scenarios.Custom{Func: "staticPodManifest", Args: map[string]string{"node": "cp", "component": "kube-apiserver"}}}},
 		// No node: an object in the API, which no restart disturbs.
 		scenarios.Fault{Taint: &scenarios.TaintFault{Node: "w"}},
 	)
@@ -129,7 +129,7 @@ func TestChooseSysctl(t *testing.T) {
 	profile := "# hardening\nnet.ipv4.ip_forward = 0\n-net.ipv4.conf.all.send_redirects=0\n; old\n\nnet.ipv4.ip_forward = 0\n"
 	inst := instance(nil, nil,
 		scenarios.Fault{NodeFile: &scenarios.NodeFileFault{Node: "w", Path: "/etc/sysctl.d/60-hardening.conf", Write: &profile}},
-		scenarios.Fault{Custom: &scenarios.Custom{Func: "sysctl", Args: map[string]string{"node": "w", "key": "net.ipv4.conf.all.forwarding", "value": "0"}}},
+		scenarios.Fault{Custom: &scenarios.CustomFault{Custom: scenarios.Custom{Func: "sysctl", Args: map[string]string{"node": "w", "key": "net.ipv4.conf.all.forwarding", "value": "0"}}}},
 	)
 	got := Choose(inst)
 	want := []Disturbance{

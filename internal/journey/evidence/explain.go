@@ -156,25 +156,22 @@ func ScenarioTargets(inst *scenarios.Instance) []Target {
 			out = append(out, t)
 		}
 	}
-	for _, c := range all {
-		switch {
-		case c.HTTP != nil:
-			add(Target{Namespace: c.HTTP.Namespace, Service: c.HTTP.Service})
-		case c.Endpoints != nil:
-			add(Target{Namespace: c.Endpoints.Namespace, Service: c.Endpoints.Service})
+	touched := make([]scenarios.Footprint, len(all))
+	for i := range all {
+		touched[i] = all[i].Touches()
+	}
+	for _, fp := range touched {
+		for _, svc := range fp.Services {
+			add(Target{Namespace: svc.Namespace, Service: svc.Name})
 		}
 	}
-	for _, c := range all {
-		if c.Exec != nil {
-			add(Target{Namespace: c.Exec.Namespace, Name: c.Exec.Name, Selector: c.Exec.Selector})
-		}
-	}
-	for _, c := range all {
-		switch {
-		case c.PodsReady != nil:
-			add(Target{Namespace: c.PodsReady.Namespace, Name: c.PodsReady.Name, Selector: c.PodsReady.Selector})
-		case c.PodState != nil:
-			add(Target{Namespace: c.PodState.Namespace, Name: c.PodState.Name, Selector: c.PodState.Selector})
+	for _, access := range []scenarios.Access{scenarios.AccessExec, scenarios.AccessState} {
+		for _, fp := range touched {
+			for _, p := range fp.Pods {
+				if p.Access == access {
+					add(Target{Namespace: p.Namespace, Name: p.Name, Selector: p.Selector})
+				}
+			}
 		}
 	}
 	return out
