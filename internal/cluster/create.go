@@ -142,15 +142,13 @@ func (p *Provider) reuse(ctx context.Context, name string, o CreateOptions) (*Cl
 }
 
 func (p *Provider) create(ctx context.Context, name string, docker hostenv.Docker, o CreateOptions) (*Cluster, error) {
-	if err := p.status.Step("Checking free memory and inotify instances", func() error {
-		if err := hostenv.CheckMemory(hostenv.AvailableMemory(), o.Workers); err != nil {
-			return err
-		}
+	if err := p.status.Step("Checking free memory, disk and inotify instances", func() error {
 		running, err := p.kindNodes()
 		if err != nil {
 			return err
 		}
-		return hostenv.CheckInotify(hostenv.InotifyInstances(), running, o.Workers+1)
+		return preflight(hostenv.AvailableMemory(), hostenv.FreeDisk(docker), docker.DockerRootDir,
+			hostenv.InotifyInstances(), running, o.Workers)
 	}); err != nil {
 		return nil, err
 	}
@@ -228,6 +226,17 @@ func (p *Provider) create(ctx context.Context, name string, docker hostenv.Docke
 		return nil, err
 	}
 	return c, nil
+}
+
+// preflight refuses a cluster of the given workers this machine cannot hold, before an image is pulled or a
+// node started: each shortfall is one line that says what the cluster needs and what is free (a value < 0 is
+// unknown and passes).
+func preflight(freeMemory, freeDisk int64, dockerRoot string, inotifyInstances, runningNodes, workers int) error {
+	return errors.Join(
+		hostenv.CheckMemory(freeMemory, workers),
+		hostenv.CheckDisk(freeDisk, dockerRoot, workers),
+		hostenv.CheckInotify(inotifyInstances, runningNodes, workers+1),
+	)
 }
 
 // finish brings a new (cold) or reused cluster to where scenarios can run: images in every node, system Pods
