@@ -31,9 +31,13 @@ export CGO_ENABLED := 0
 
 .PHONY: build up test prereqs vet unit lint fuzz fuzz-long e2e e2e-seeds bench clean helm etcdutl metrics-server traefik
 
+# `lab version` says which checkout a binary came from.
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+LDFLAGS := -s -w -X github.com/cka-lab/lab/internal/version.gitVersion=$(VERSION)
+
 # Static and stripped: the webhook image is this binary, loaded into every node.
 build:
-	$(GO) build -ldflags "-s -w" -o $(BIN) ./cmd/lab
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lab
 
 # The main job: a lab cluster with a scenario started, its task printed.
 up: build $(HELM) $(ETCDUTL) $(METRICS_SERVER) $(TRAEFIK)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -64,6 +66,23 @@ func NodeImage() string {
 	}
 	return DefaultNodeImage
 }
+
+// KubernetesVersion is the Kubernetes release a kind node image runs, read from its tag (kindest/node:v1.35.4,
+// with or without a digest); "" for an image whose tag does not name one.
+func KubernetesVersion(image string) string {
+	image, _, _ = strings.Cut(image, "@")
+	i := strings.LastIndex(image, ":")
+	if i < 0 || strings.Contains(image[i:], "/") {
+		return ""
+	}
+	tag := image[i+1:]
+	if !kubeTag.MatchString(tag) {
+		return ""
+	}
+	return tag
+}
+
+var kubeTag = regexp.MustCompile(`^v\d+\.\d+\.\d+`)
 
 // Create makes a lab cluster, or reuses the lab cluster of that name (reused is then true). It refuses a kind
 // cluster of that name that lab did not create. Every step prints one status line.

@@ -24,3 +24,17 @@ func TestPreflight(t *testing.T) {
 		t.Errorf("want one line per shortfall with need and free, got:\n%v", err)
 	}
 }
+
+func TestKubernetesVersion(t *testing.T) {
+	for img, want := range map[string]string{
+		"kindest/node:v1.35.4":                     "v1.35.4",
+		"kindest/node:v1.35.4@sha256:0123abcd":     "v1.35.4",
+		"localhost:5000/kindest/node:v1.34.0-rc.1": "v1.34.0-rc.1",
+		"localhost:5000/kindest/node":              "",
+		"my/node:latest":                           "",
+	} {
+		if got := KubernetesVersion(img); got != want {
+			t.Errorf("KubernetesVersion(%q) = %q, want %q", img, got, want)
+		}
+	}
+}
