@@ -36,9 +36,13 @@ export CGO_ENABLED := 0
 
 .PHONY: build up test prereqs vet unit lint fuzz fuzz-long e2e e2e-all e2e-seeds bench clean helm etcdutl metrics-server traefik
 
+# `lab version` says which checkout a binary came from.
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+LDFLAGS := -s -w -X github.com/cka-lab/lab/internal/version.gitVersion=$(VERSION)
+
 # Static and stripped: the webhook image is this binary, loaded into every node.
 build:
-	$(GO) build -ldflags "-s -w" -o $(BIN) ./cmd/lab
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lab
 
 # The main job: a lab cluster with a scenario started, its task printed.
 up: build $(HELM) $(ETCDUTL) $(METRICS_SERVER) $(TRAEFIK)
@@ -47,7 +51,7 @@ up: build $(HELM) $(ETCDUTL) $(METRICS_SERVER) $(TRAEFIK)
 	  echo "Now: export KUBECONFIG=$$($(BIN) cluster status -o json | sed -n 's/.*\"kubeconfig\":\"\([^\"]*\)\".*/\1/p'); fix it; then: $(BIN) check"
 
 # Everything CI runs (.ci/run calls exactly this); prereqs first: the unit tests need Chromium.
-test: prereqs vet unit lint fuzz e2e
+test: prereqs vet unit lint fuzz cross e2e
 
 prereqs:
 	@hack/prereqs.sh >/dev/null
@@ -119,6 +123,32 @@ e2e-seeds:
 
 bench: build $(HELM) $(ETCDUTL) $(METRICS_SERVER) $(TRAEFIK)
 	@KUBECTL_DIR=$$(hack/prereqs.sh) && export PATH="$$PWD/bin:$$KUBECTL_DIR:$$PATH" $(TOOLS_ENV) && $(BIN) bench $(BENCH_FLAGS)
+
+# The platforms `make dist` ships; lab is pure Go (CGO_ENABLED=0 above), so each is a plain cross-compile.
+PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+DIST := bin/dist
+
+.PHONY: cross dist
+
+# Every shipped platform still compiles; part of `make test`, cheap once the build cache is warm.
+cross:
+	@set -e; for p in $(PLATFORMS); do echo "cross: $$p"; GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -o /dev/null ./cmd/lab; done
+
+# Release archives in bin/dist: lab-<version>-<os>-<arch>.tar.gz (.zip for Windows, which Explorer opens), each
+# holding the binary and the README, and SHA256SUMS to verify them with `sha256sum -c`.
+dist:
+	rm -rf $(DIST) && mkdir -p $(DIST)
+	@set -e; for p in $(PLATFORMS); do \
+	  os=$${p%/*}; arch=$${p#*/}; name=lab-$(VERSION)-$$os-$$arch; exe=lab; \
+	  if [ $$os = windows ]; then exe=lab.exe; fi; \
+	  echo "dist: $$name"; mkdir -p $(DIST)/$$name; \
+	  GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(DIST)/$$name/$$exe ./cmd/lab; \
+	  cp README.md $(DIST)/$$name/; \
+	  if [ $$os = windows ]; then (cd $(DIST) && zip -qr $$name.zip $$name); \
+	  else tar -C $(DIST) --owner=0 --group=0 -czf $(DIST)/$$name.tar.gz $$name; fi; \
+	  rm -rf $(DIST)/$$name; \
+	done
+	cd $(DIST) && sha256sum *.tar.gz *.zip > SHA256SUMS
 
 clean:
 	rm -rf bin

@@ -122,3 +122,13 @@ func settleThawed(ctx context.Context, nodes []string) {
 		})
 	}
 }
+
+// RunningKindNodes counts the running node containers of every kind cluster on the engine, lab's or not: all
+// of them draw on the same kernel's inotify budget.
+func RunningKindNodes(ctx context.Context) (int, error) {
+	out, err := docker.Output(ctx, docker.Quick, "ps", "-q", "--filter", "label=io.x-k8s.kind.cluster")
+	if err != nil {
+		return 0, fmt.Errorf("list kind node containers: %w", err)
+	}
+	return len(strings.Fields(string(out))), nil
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -64,6 +66,23 @@ func NodeImage() string {
 	}
 	return DefaultNodeImage
 }
+
+// KubernetesVersion is the Kubernetes release a kind node image runs, read from its tag (kindest/node:v1.35.4,
+// with or without a digest); "" for an image whose tag does not name one.
+func KubernetesVersion(image string) string {
+	image, _, _ = strings.Cut(image, "@")
+	i := strings.LastIndex(image, ":")
+	if i < 0 || strings.Contains(image[i:], "/") {
+		return ""
+	}
+	tag := image[i+1:]
+	if !kubeTag.MatchString(tag) {
+		return ""
+	}
+	return tag
+}
+
+var kubeTag = regexp.MustCompile(`^v\d+\.\d+\.\d+`)
 
 // Create makes a lab cluster, or reuses the lab cluster of that name (reused is then true). It refuses a kind
 // cluster of that name that lab did not create. Every step prints one status line.
@@ -142,15 +161,13 @@ func (p *Provider) reuse(ctx context.Context, name string, o CreateOptions) (*Cl
 }
 
 func (p *Provider) create(ctx context.Context, name string, docker hostenv.Docker, o CreateOptions) (*Cluster, error) {
-	if err := p.status.Step("Checking free memory and inotify instances", func() error {
-		if err := hostenv.CheckMemory(hostenv.AvailableMemory(), o.Workers); err != nil {
-			return err
-		}
+	if err := p.status.Step("Checking free memory, disk and inotify instances", func() error {
 		running, err := p.kindNodes()
 		if err != nil {
 			return err
 		}
-		return hostenv.CheckInotify(hostenv.InotifyInstances(), running, o.Workers+1)
+		return preflight(hostenv.AvailableMemory(), hostenv.FreeDisk(docker), docker.DockerRootDir,
+			hostenv.InotifyInstances(), running, o.Workers)
 	}); err != nil {
 		return nil, err
 	}
@@ -228,6 +245,17 @@ func (p *Provider) create(ctx context.Context, name string, docker hostenv.Docke
 		return nil, err
 	}
 	return c, nil
+}
+
+// preflight refuses a cluster of the given workers this machine cannot hold, before an image is pulled or a
+// node started: each shortfall is one line that says what the cluster needs and what is free (a value < 0 is
+// unknown and passes).
+func preflight(freeMemory, freeDisk int64, dockerRoot string, inotifyInstances, runningNodes, workers int) error {
+	return errors.Join(
+		hostenv.CheckMemory(freeMemory, workers),
+		hostenv.CheckDisk(freeDisk, dockerRoot, workers),
+		hostenv.CheckInotify(inotifyInstances, runningNodes, workers+1),
+	)
 }
 
 // finish brings a new (cold) or reused cluster to where scenarios can run: images in every node, system Pods

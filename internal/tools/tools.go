@@ -119,3 +119,29 @@ func find(env, name string) (string, error) {
 		return "", fmt.Errorf("the %s a bundle brought: %w", name, err)
 	}
 }
+
+// Component is a program lab pins, as `lab version` and `lab doctor` list them.
+type Component struct {
+	Name, Version, Env string
+	// Required: the scenarios that use it cannot start without it. Without the others, lab pulls their
+	// upstream image.
+	Required bool
+}
+
+// Components are the pinned programs, in the README's order.
+func Components() []Component {
+	return []Component{
+		{Name: HelmName, Version: HelmVersion, Env: HelmEnv, Required: true},
+		{Name: EtcdutlName, Version: EtcdutlVersion, Env: EtcdutlEnv, Required: true},
+		{Name: MetricsServerName, Version: MetricsServerVersion, Env: MetricsServerEnv},
+		{Name: TraefikName, Version: TraefikVersion, Env: TraefikEnv},
+	}
+}
+
+// Locate returns where lab finds the component on this machine, as the scenarios do, or "" when nowhere.
+func (c Component) Locate() (string, error) {
+	if c.Required {
+		return onHost(c.Env, c.Name, nil)
+	}
+	return find(c.Env, c.Name)
+}

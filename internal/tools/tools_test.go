@@ -102,3 +102,28 @@ func TestComponentLookupOrder(t *testing.T) {
 		})
 	}
 }
+
+// Locate finds each component where its scenarios do, and says "" without an error when it is nowhere.
+func TestLocate(t *testing.T) {
+	t.Setenv("LAB_STATE_DIR", t.TempDir())
+	t.Setenv("PATH", t.TempDir())
+	for _, c := range Components() {
+		t.Setenv(c.Env, "")
+		if p, err := c.Locate(); p != "" || err != nil {
+			t.Errorf("%s nowhere: %q, %v", c.Name, p, err)
+		}
+	}
+	helm := program(t, os.Getenv("PATH"), HelmName)
+	program(t, os.Getenv("PATH"), TraefikName)
+	for _, c := range Components() {
+		p, err := c.Locate()
+		switch {
+		case err != nil:
+			t.Errorf("%s: %v", c.Name, err)
+		case c.Name == HelmName && p != helm:
+			t.Errorf("helm on PATH: got %q", p)
+		case c.Name == TraefikName && p != "":
+			t.Errorf("a traefik on PATH is not lab's (it packs one it was given): got %q", p)
+		}
+	}
+}

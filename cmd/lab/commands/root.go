@@ -161,7 +161,7 @@ shows an exam-style task, and grades your fix with checks against the live clust
 		newStatusCmd(f), newHintCmd(f), newSolutionCmd(f), newSSHCmd(f), newScenarioCmd(f),
 		newWebhookCmd(), newOperatorCmd(), newGradeCmd(f),
 		newDiagnoseCmd(f), newExplainCmd(f), newStopCmd(f), newExamCmd(f), newProgressCmd(f), newDrillCmd(f),
-		newBenchCmd(f), newClassCmd(f), newBundleCmd(f),
+		newBenchCmd(f), newClassCmd(f), newBundleCmd(f), newVersionCmd(f), newDoctorCmd(f),
 	)
 	return root
 }

@@ -1,5 +1,6 @@
 // Package hostenv inspects the machine lab runs on: the Docker engine, the host conditions that decide how a
-// kind node must be configured, and free memory. Every failure is a one-line error that says what to do.
+// kind node must be configured, free memory and disk, and the kernel's inotify limits. Every failure is a
+// one-line error that says what to do.
 package hostenv
 
 import (
@@ -7,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -20,6 +22,16 @@ type Docker struct {
 	CgroupVersion string
 	MemTotal      int64
 	ID            string
+	NCPU          int
+	// OSType and Architecture are the nodes' platform (Architecture as the kernel names it: x86_64, aarch64).
+	OSType, Architecture string
+	OperatingSystem      string
+	// DockerRootDir holds the images and the nodes' volumes; its free space is only this host's to measure
+	// when OnThisHost.
+	DockerRootDir string
+	// OnThisHost: the engine answers with this machine's host name, so it shares this kernel and disks; one in
+	// Docker Desktop's VM or behind a remote DOCKER_HOST does not.
+	OnThisHost bool
 }
 
 // Errors a caller may test for; their text is what the learner reads.
@@ -39,11 +51,16 @@ func CheckDocker(ctx context.Context) (Docker, error) {
 	}
 	out, err := docker.Output(ctx, infoTimeout, "info", "--format", "{{json .}}")
 	var info struct {
-		ServerVersion string
-		CgroupVersion string
-		MemTotal      int64
-		ID            string
-		ServerErrors  []string
+		ServerVersion        string
+		CgroupVersion        string
+		MemTotal             int64
+		ID                   string
+		NCPU                 int
+		OSType, Architecture string
+		OperatingSystem      string
+		DockerRootDir        string
+		Name                 string
+		ServerErrors         []string
 	}
 	// docker info prints the client half as JSON even when the daemon is unreachable, with the reason in
 	// ServerErrors (or on stderr, depending on the CLI version), so classify whatever text came back.
@@ -54,7 +71,12 @@ func CheckDocker(ctx context.Context) (Docker, error) {
 		}
 		return Docker{}, ClassifyDockerError(string(out) + " " + docker.Stderr(err) + " " + strings.Join(info.ServerErrors, " "))
 	}
-	return Docker{ServerVersion: info.ServerVersion, CgroupVersion: info.CgroupVersion, MemTotal: info.MemTotal, ID: info.ID}, nil
+	host, _ := os.Hostname()
+	return Docker{
+		ServerVersion: info.ServerVersion, CgroupVersion: info.CgroupVersion, MemTotal: info.MemTotal, ID: info.ID,
+		NCPU: info.NCPU, OSType: info.OSType, Architecture: info.Architecture, OperatingSystem: info.OperatingSystem,
+		DockerRootDir: info.DockerRootDir, OnThisHost: info.Name != "" && info.Name == host,
+	}, nil
 }
 
 // ClassifyDockerError maps what the docker CLI printed to one of lab's errors.
@@ -80,4 +102,17 @@ func firstJSONLine(out []byte) []byte {
 		}
 	}
 	return []byte("{}")
+}
+
+// Platform is the nodes' platform in Go's terms (linux/amd64): lab runs its own binary, and copies helm and
+// etcdutl, into nodes of this platform.
+func (d Docker) Platform() string {
+	arch := d.Architecture
+	switch arch {
+	case "x86_64":
+		arch = "amd64"
+	case "aarch64":
+		arch = "arm64"
+	}
+	return d.OSType + "/" + arch
 }

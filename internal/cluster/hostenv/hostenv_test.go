@@ -3,6 +3,8 @@ package hostenv
 import (
 	"bufio"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -88,5 +90,54 @@ func TestCheckInotify(t *testing.T) {
 	}
 	if err := CheckInotify(RecommendedInotifyInstances, 18, 2); err != nil {
 		t.Errorf("ten clusters at kind's recommendation: %v", err)
+	}
+}
+
+func TestCheckDisk(t *testing.T) {
+	if err := CheckDisk(DiskNeeded(1), "/var/lib/docker", 1); err != nil {
+		t.Errorf("exactly enough: %v", err)
+	}
+	if err := CheckDisk(-1, "/var/lib/docker", 9); err != nil {
+		t.Errorf("unknown free space must not block: %v", err)
+	}
+	err := CheckDisk(5<<30, "/data/docker", 3)
+	if err == nil || !strings.Contains(err.Error(), "5.0 GiB free in Docker's data root /data/docker, a lab cluster with 4 node(s) needs 6.0 GiB") ||
+		!strings.Contains(err.Error(), "docker system prune") {
+		t.Errorf("4 nodes in 5 GiB: %v", err)
+	}
+}
+
+func TestFreeDiskOnlyOnThisHost(t *testing.T) {
+	dir := t.TempDir()
+	if got := FreeDisk(Docker{DockerRootDir: dir}); got != -1 {
+		t.Errorf("an engine elsewhere: its data root is not this host's to measure, got %d", got)
+	}
+	if got := FreeDisk(Docker{DockerRootDir: dir, OnThisHost: true}); got <= 0 {
+		t.Errorf("a local data root has free space, got %d", got)
+	}
+}
+
+func TestSysctlOverride(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "fs", "inotify"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "fs", "inotify", "max_user_instances"), []byte("128\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(ProcSysEnv, dir)
+	if got := InotifyInstances(); got != 128 {
+		t.Errorf("instances from %s: got %d", ProcSysEnv, got)
+	}
+	if got := InotifyWatches(); got != -1 {
+		t.Errorf("a missing setting is unknown: got %d", got)
+	}
+}
+
+func TestPlatform(t *testing.T) {
+	for arch, want := range map[string]string{"x86_64": "linux/amd64", "aarch64": "linux/arm64", "riscv64": "linux/riscv64"} {
+		if got := (Docker{OSType: "linux", Architecture: arch}).Platform(); got != want {
+			t.Errorf("%s: got %s, want %s", arch, got, want)
+		}
 	}
 }

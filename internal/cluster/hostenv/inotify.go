@@ -3,6 +3,7 @@ package hostenv
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -13,12 +14,29 @@ import (
 // the next node's services fail with "too many open files" and its cluster never gets Ready.
 const InotifyPerNode = 20
 
-// RecommendedInotifyInstances is kind's documented setting for machines that run several clusters.
-const RecommendedInotifyInstances = 512
+// kind's documented settings for machines that run several clusters (its known issues, "Pod errors due to
+// too many open files").
+const (
+	RecommendedInotifyInstances = 512
+	RecommendedInotifyWatches   = 524288
+)
+
+// ProcSysEnv names another directory to read kernel settings from instead of /proc/sys: a hook for tests and
+// demonstrations (hack/doctor-problems.sh) that show lab on limits this machine does not have.
+const ProcSysEnv = "LAB_PROC_SYS"
 
 // InotifyInstances reads fs.inotify.max_user_instances; -1 when the kernel does not say.
-func InotifyInstances() int {
-	b, err := os.ReadFile("/proc/sys/fs/inotify/max_user_instances")
+func InotifyInstances() int { return sysctl("fs/inotify/max_user_instances") }
+
+// InotifyWatches reads fs.inotify.max_user_watches; -1 when the kernel does not say.
+func InotifyWatches() int { return sysctl("fs/inotify/max_user_watches") }
+
+func sysctl(name string) int {
+	root := "/proc/sys"
+	if r := os.Getenv(ProcSysEnv); r != "" {
+		root = r
+	}
+	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
 	if err != nil {
 		return -1
 	}
