@@ -422,7 +422,8 @@ func (s *Session) GradeExam(ctx context.Context, e *Exam, insts []*scenarios.Ins
 	}
 	var qs []exam.Question
 	for i, q := range e.Questions {
-		qs = append(qs, exam.Question{Number: i + 1, Scenario: q.Scenario, Stage: insts[i].Stage, Weight: q.Weight, Flagged: q.Flagged, Spent: q.Spent})
+		qs = append(qs, exam.Question{Number: i + 1, Scenario: q.Scenario, Stage: insts[i].Stage, Weight: q.Weight, Flagged: q.Flagged, Spent: q.Spent,
+			Solution: insts[i].Solution, Why: strings.TrimSpace(insts[i].Explanation)})
 	}
 	rep := exam.Score(e.ID, qs, out, end.Sub(e.Started), now)
 	coachExam(ctx, e, on, insts, &rep)
@@ -501,9 +502,12 @@ func mergeOutcomes(outs []*grader.Outcome, order []string) *grader.Outcome {
 }
 
 // ExamReport returns the report of the cluster's graded exam, nil when there is none.
-func (s *Session) ExamReport() (*exam.Report, error) {
+func (s *Session) ExamReport() (*exam.Report, error) { return ReadExamReport(s.Store, s.Cluster.Name) }
+
+// ReadExamReport returns the report of cluster's last graded exam, nil when there is none; it needs no cluster.
+func ReadExamReport(st *state.Store, cluster string) (*exam.Report, error) {
 	var rep exam.Report
-	err := s.Store.Read(s.Cluster.Name, examReportFile, &rep)
+	err := st.Read(cluster, examReportFile, &rep)
 	if errors.Is(err, state.ErrNotFound) {
 		return nil, nil
 	}
