@@ -76,6 +76,12 @@ func TestExamPageInBrowser(t *testing.T) {
 	waitFor(t, tab, "the result", `shown("result") && !shown("exam") && document.getElementById("verdict").textContent === "Not passed" && document.getElementById("total").textContent.startsWith("56.3%")`)
 	waitFor(t, tab, "the failing check's evidence", `document.getElementById("details").textContent.includes("service/shop has no endpoints")`)
 	screenshot(t, tab, shots, "result.png")
+
+	do(t, tab, "open the review", chromedp.Click(chromedp.CSS("#review-link")))
+	waitFor(t, tab, "the review", `location.pathname === "/review" && document.body.textContent.includes("service/shop has no endpoints") &&
+		document.body.textContent.includes("on cka2655: patch service/shop in media") && document.body.textContent.includes("image tag: nginx:1.27") &&
+		document.body.textContent.includes("A Service sends traffic to the Pods its selector matches.")`)
+	screenshot(t, tab, shots, "review.png")
 }
 
 // typeKeys types into the focused element as a keyboard does: a keydown carrying the text, which the browser

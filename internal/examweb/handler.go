@@ -24,6 +24,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("PUT /api/questions/{n}/note", s.handleNote)
 	mux.HandleFunc("POST /api/grade", s.handleGrade)
 	mux.HandleFunc("GET /api/terminal", s.handleTerminal)
+	mux.HandleFunc("GET /review", s.handleReview)
 	return s.guard(mux)
 }
 
@@ -182,6 +183,23 @@ func (s *Server) handleGrade(w http.ResponseWriter, r *http.Request) {
 		// Already asked.
 	}
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// handleReview shows the graded exam's review, the page `lab exam review --html` writes.
+func (s *Server) handleReview(w http.ResponseWriter, r *http.Request) {
+	v, err := s.o.Exam.View(r.Context())
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	if v.Report == nil {
+		http.Error(w, "the review opens once the exam is graded", http.StatusConflict)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if err := WriteReview(w, Review{Report: v.Report, Notes: s.notes.all()}); err != nil {
+		s.log.Print(err)
+	}
 }
 
 func (s *Server) fail(w http.ResponseWriter, err error) {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cka-lab/lab/grader"
+	"github.com/cka-lab/lab/internal/coach"
 	"github.com/cka-lab/lab/internal/exam"
 )
 
@@ -60,10 +62,16 @@ func (f *fakeExam) Grade(context.Context) (*exam.Report, error) {
 	if f.gradeErr != nil {
 		return nil, f.gradeErr
 	}
+	wrote := time.Now().Add(-time.Minute)
 	rep := exam.Report{Exam: f.v.ID, Graded: time.Now().UTC(), PassMark: exam.PassMark, Questions: []exam.QuestionReport{
 		{Number: 1, Scenario: "bad-image-tag", Title: f.v.Questions[0].Title, Weight: 4, Passed: true, Score: 7, Max: 7, TaskScore: 5, TaskMax: 5, Credit: 4, Seconds: 37},
 		{Number: 2, Scenario: "service-selector-mismatch", Title: f.v.Questions[1].Title, Weight: 7, Score: 0, Max: 6, TaskMax: 4, Seconds: 12,
-			Failing: []string{"the Service selects the Deployment's Pods: service/shop has no endpoints"}},
+			Failing:  []string{"the Service selects the Deployment's Pods: service/shop has no endpoints"},
+			Checks:   []grader.CheckOutcome{{Name: "the Service selects the Deployment's Pods", Group: grader.GroupChecks, Points: 4, Evidence: "service/shop has no endpoints"}},
+			Solution: []string{`kubectl -n media patch service shop -p '{"spec":{"selector":{"app":"shop"}}}'`}, Why: "A Service sends traffic to the Pods its selector matches.",
+			Timeline: &coach.Timeline{AfterSeconds: 29, FirstWrite: wrote, LastWrite: wrote, Writes: 1,
+				WrongTurns: []coach.Note{{Kind: coach.KindWrongHost, Message: "you changed service/shop in namespace media on host cka2655; the question was on host cka2311"}},
+				Log:        []coach.Write{{At: wrote, Verb: "patch", Object: "service/shop", Namespace: "media", User: "candidate@cka2655"}}}},
 		{Number: 3, Scenario: "secret-volume-missing", Title: f.v.Questions[2].Title, Weight: 5, Passed: true, Score: 7, Max: 7, TaskScore: 4, TaskMax: 4, Credit: 5, Seconds: 16},
 	}}
 	rep.Total()

@@ -53,7 +53,7 @@ during an exam.`,
 	c.Flags().StringSliceVar(&o.only, "scenarios", nil, "exactly these scenarios, in this order (comma-separated ids)")
 	c.Flags().IntVar(&o.Clusters, "clusters", session.MaxClusters, "how many kind clusters the exam may use: 2 gives a second cluster-wide question a cluster of its own, 1 keeps to the one")
 	c.Flags().BoolVar(&o.web, "web", false, "once started, serve the exam's page on this machine and open it (see `lab exam open`)")
-	c.AddCommand(newExamOpenCmd(f), newExamMoveCmd(f, "next", 1), newExamMoveCmd(f, "prev", -1), newExamFlagCmd(f), newExamStatusCmd(f),
+	c.AddCommand(newExamOpenCmd(f), newExamReviewCmd(f), newExamMoveCmd(f, "next", 1), newExamMoveCmd(f, "prev", -1), newExamFlagCmd(f), newExamStatusCmd(f),
 		newExamGradeCmd(f), newExamStopCmd(f), newExamShellCmd(f), newExamRemindCmd(f))
 	return c
 }
