@@ -84,6 +84,29 @@ func TestExamPageInBrowser(t *testing.T) {
 	screenshot(t, tab, shots, "review.png")
 }
 
+// TestExamPageTimeUpInBrowser: at the deadline the page stops the terminal and, once the server has graded,
+// shows the result without a click.
+func TestExamPageTimeUpInBrowser(t *testing.T) {
+	if !Assets() {
+		t.Skip("this build embeds no xterm.js: run `make web` first")
+	}
+	// Chromium first: on a loaded machine its start could take the whole exam.
+	tab := newBrowser(t)
+	s, _, graded := startPage(t, newFakeExam(5*time.Second))
+	do(t, tab, "open the page's link", chromedp.Navigate(s.URL()))
+	select {
+	case err := <-graded:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("not graded at the deadline")
+	}
+	waitFor(t, tab, "the result after the deadline", `shown("result") && !shown("exam") && document.getElementById("clock").textContent === "Graded" &&
+		document.getElementById("terminal-status").textContent.startsWith("The terminal has closed")`)
+	screenshot(t, tab, artifacts(t), "time-up.png")
+}
+
 // typeKeys types into the focused element as a keyboard does: a keydown carrying the text, which the browser
 // turns into a keypress unless the page handled the keydown. chromedp's SendKeys sends the keypress apart,
 // and xterm.js, which handles the keydown, would see every key twice.

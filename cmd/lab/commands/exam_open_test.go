@@ -1,8 +1,10 @@
 package commands
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,7 +20,9 @@ import (
 // TestExamPageReadsAndMovesTheRecord: the page's view, moves and flags go through the exam's record as the
 // CLI's do (a move charges the time to the question left, as ssh to a host does), and an ended exam refuses them.
 func TestExamPageReadsAndMovesTheRecord(t *testing.T) {
-	st := state.At(t.TempDir())
+	dir := t.TempDir()
+	t.Setenv("LAB_STATE_DIR", dir)
+	st := state.At(dir)
 	started := time.Now().UTC().Add(-10 * time.Minute)
 	e := &session.Exam{V: session.ExamVersion, ID: "20260101T000000Z", Phase: session.PhaseActive, Started: started, CurrentSince: started, Duration: time.Hour,
 		Questions: []session.ExamQuestion{{Scenario: "bad-image-tag", Weight: 4, Host: "cka2655"}, {Scenario: "readiness-probe-wrong-path", Weight: 7, Host: "cka2311"}}}
@@ -43,7 +47,8 @@ func TestExamPageReadsAndMovesTheRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &examPage{sess: sess, id: e.ID, insts: insts}
+	var errOut bytes.Buffer
+	p := &examPage{f: &Factory{ClusterName: "lab", Out: io.Discard, ErrOut: &errOut}, sess: sess, id: e.ID, insts: insts}
 	ctx := context.Background()
 
 	v, err := p.View(ctx)
@@ -90,6 +95,10 @@ func TestExamPageReadsAndMovesTheRecord(t *testing.T) {
 	}
 	if v, err := p.View(ctx); err != nil || v.Running || v.Report == nil || v.Report.Percent != 50 {
 		t.Errorf("the graded exam's view = %+v, %v", v, err)
+	}
+	// Graded by another lab while the page waited for the deadline: that grade stands.
+	if rep, err := p.Grade(ctx); err != nil || rep.Percent != 50 {
+		t.Errorf("grading an exam graded meanwhile = %+v, %v", rep, err)
 	}
 	if err := p.Go(ctx, 0); !errors.Is(err, examweb.ErrEnded) {
 		t.Errorf("a move after the end: %v", err)
