@@ -33,8 +33,12 @@ TRAEFIK := bin/traefik-$(TRAEFIK_VERSION)
 TOOLS_ENV := LAB_HELM="$$PWD/$(HELM)" LAB_ETCDUTL="$$PWD/$(ETCDUTL)" LAB_METRICS_SERVER="$$PWD/$(METRICS_SERVER)" LAB_TRAEFIK="$$PWD/$(TRAEFIK)"
 FUZZTIME ?= 15s
 export CGO_ENABLED := 0
+# xterm.js for the exam page's terminal (internal/examweb), fetched from npm by `make web`, never committed.
+XTERM_VERSION := 6.0.0
+XTERM_FIT_VERSION := 0.11.0
+WEB_VENDOR := internal/examweb/web/vendor
 
-.PHONY: build up test prereqs vet unit lint fuzz fuzz-long e2e e2e-all e2e-seeds bench clean helm etcdutl metrics-server traefik
+.PHONY: build up test prereqs vet unit lint fuzz fuzz-long e2e e2e-all e2e-seeds bench clean web helm etcdutl metrics-server traefik
 
 # `lab version` says which checkout a binary came from.
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
@@ -43,6 +47,17 @@ LDFLAGS := -s -w -X github.com/cka-lab/lab/internal/version.gitVersion=$(VERSION
 # Static and stripped: the webhook image is this binary, loaded into every node.
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lab
+
+# The exam page's terminal: xterm.js and its fit addon from npm, unpacked without running any package script,
+# their minified files copied where `make build` embeds them. A build without them runs; its page says to run this.
+web:
+	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
+	  (cd "$$d" && npm pack --silent @xterm/xterm@$(XTERM_VERSION) @xterm/addon-fit@$(XTERM_FIT_VERSION) >/dev/null && \
+	   mkdir xterm fit && tar -xzf xterm-xterm-$(XTERM_VERSION).tgz -C xterm && tar -xzf xterm-addon-fit-$(XTERM_FIT_VERSION).tgz -C fit) && \
+	  cp "$$d/xterm/package/lib/xterm.js" "$$d/xterm/package/css/xterm.css" "$$d/fit/package/lib/addon-fit.js" $(WEB_VENDOR)/ && \
+	  cp "$$d/xterm/package/LICENSE" $(WEB_VENDOR)/xterm-LICENSE && cp "$$d/fit/package/LICENSE" $(WEB_VENDOR)/addon-fit-LICENSE && \
+	  sed -i '/^\/\/# sourceMappingURL=/d' $(WEB_VENDOR)/xterm.js $(WEB_VENDOR)/addon-fit.js && \
+	  echo "xterm.js $(XTERM_VERSION) and addon-fit $(XTERM_FIT_VERSION) in $(WEB_VENDOR); now: make build"
 
 # The main job: a lab cluster with a scenario started, its task printed.
 up: build $(HELM) $(ETCDUTL) $(METRICS_SERVER) $(TRAEFIK)

@@ -124,6 +124,10 @@ func TestTimelines(t *testing.T) {
 		tl.WrongTurns[0].Kind != KindRecreated || tl.WrongTurns[1].Kind != KindForced {
 		t.Errorf("storefront's timeline = %+v", tl)
 	}
+	if log := timelines[0].Log; len(log) != 4 || !log[0].At.Equal(timelines[0].FirstWrite) || !log[3].At.Equal(timelines[0].LastWrite) ||
+		log[0].Verb == "" || !strings.Contains(log[0].Object, "/") || log[0].User == "" {
+		t.Errorf("storefront's writes in order = %+v", log)
+	}
 	if timelines[1] != nil {
 		t.Errorf("a question without writes has no timeline: %+v", timelines[1])
 	}

@@ -13,6 +13,32 @@ type Timeline struct {
 	FixSeconds float64 `json:"fixSeconds"`
 	Writes     int     `json:"writes"`
 	WrongTurns []Note  `json:"wrongTurns"`
+	// Log is every write, oldest first, for the exam's review.
+	Log []Write `json:"log,omitempty"`
+}
+
+// Write is one of the learner's writes as the review lists it.
+type Write struct {
+	At   time.Time `json:"at"`
+	Verb string    `json:"verb"`
+	// Object is kubectl's name ("deployment/web"), with the subresource written, if any ("deployment/web/scale").
+	Object    string `json:"object"`
+	Namespace string `json:"namespace,omitempty"`
+	User      string `json:"user"`
+}
+
+// log lists events as Writes.
+func log(events []Event) []Write {
+	out := make([]Write, 0, len(events))
+	for _, e := range events {
+		ref := *e.ObjectRef
+		obj := singular(ref.Resource) + "/" + ref.Name
+		if ref.Subresource != "" {
+			obj += "/" + ref.Subresource
+		}
+		out = append(out, Write{At: e.Received, Verb: e.Verb, Object: obj, Namespace: ref.Namespace, User: e.User.Username})
+	}
+	return out
 }
 
 // involves reports a write to an object of the scope: in one of its namespaces, or one it names.
@@ -31,7 +57,7 @@ func Timelines(per [][]Event, others []Event, start time.Time, scopes []Scope) (
 		}
 		first, last := evs[0].Received, evs[len(evs)-1].Received
 		timelines[i] = &Timeline{AfterSeconds: first.Sub(start).Seconds(), FirstWrite: first, LastWrite: last, FixSeconds: last.Sub(first).Seconds(), Writes: len(evs),
-			WrongTurns: nonNil(Notes(evs, scopes[i]))}
+			WrongTurns: nonNil(Notes(evs, scopes[i])), Log: log(evs)}
 	}
 	return timelines, Notes(others, Scope{})
 }

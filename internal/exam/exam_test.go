@@ -261,7 +261,7 @@ func check(group string, points int, passed bool) grader.CheckOutcome {
 }
 
 func TestScoreAgainstThePassMark(t *testing.T) {
-	qs := []Question{{Number: 1, Scenario: "a", Weight: 4}, {Number: 2, Scenario: "b", Weight: 4}}
+	qs := []Question{{Number: 1, Scenario: "a", Weight: 4, Solution: []string{"kubectl edit deployment web"}, Why: "the image is wrong"}, {Number: 2, Scenario: "b", Weight: 4}}
 	fixed := grader.QuestionOutcome{ID: "a", Passed: true, Checks: []grader.CheckOutcome{check(grader.GroupChecks, 3, true), check(grader.GroupCollateral, 2, true)}}
 	untouched := grader.QuestionOutcome{ID: "b", Checks: []grader.CheckOutcome{check(grader.GroupChecks, 3, false), check(grader.GroupCollateral, 2, true)}}
 	rep := Score("e", qs, outcome(fixed, untouched), time.Hour, time.Now())
@@ -270,6 +270,9 @@ func TestScoreAgainstThePassMark(t *testing.T) {
 	}
 	if rep.Questions[1].Credit != 0 || len(rep.Questions[1].Failing) != 1 {
 		t.Errorf("an untouched question earns nothing from its collateral checks: %+v", rep.Questions[1])
+	}
+	if q := rep.Questions[0]; len(q.Checks) != 2 || q.Checks[0].Evidence != "why" || q.Why != "the image is wrong" || len(q.Solution) != 1 {
+		t.Errorf("the report keeps what the review shows (checks with evidence, solution, why): %+v", q)
 	}
 }
 

@@ -21,6 +21,9 @@ type Question struct {
 	Weight   int
 	Flagged  bool
 	Spent    time.Duration
+	// Solution and Why are the question's reference solution and why it is right, for the review.
+	Solution []string
+	Why      string
 }
 
 // QuestionReport is one graded question.
@@ -47,6 +50,11 @@ type QuestionReport struct {
 	Timeline *coach.Timeline `json:"timeline,omitempty"`
 	// WrongHost says why a question that passed earned nothing: its fix was made from another exam host.
 	WrongHost string `json:"wrongHost,omitempty"`
+	// Checks are the grader's checks with their evidence, and Solution and Why the reference solution and
+	// why it is right: the review reads them from the report, which outlives the exam's record.
+	Checks   []grader.CheckOutcome `json:"checks,omitempty"`
+	Solution []string              `json:"solution,omitempty"`
+	Why      string                `json:"why,omitempty"`
 }
 
 // FixedOnWrongHost scores the question as the exam does a fix made on the wrong host, which never reaches
@@ -89,7 +97,8 @@ func Score(id string, qs []Question, out *grader.Outcome, used time.Duration, no
 		rep.Survive = out.Survive
 	}
 	for _, q := range qs {
-		qr := QuestionReport{Number: q.Number, Scenario: q.Scenario, Stage: q.Stage, Weight: q.Weight, Flagged: q.Flagged, Seconds: q.Spent.Seconds()}
+		qr := QuestionReport{Number: q.Number, Scenario: q.Scenario, Stage: q.Stage, Weight: q.Weight, Flagged: q.Flagged, Seconds: q.Spent.Seconds(),
+			Solution: q.Solution, Why: q.Why}
 		o, ok := byID[q.Scenario]
 		if !ok {
 			qr.Failing = []string{"not graded"}
@@ -117,7 +126,7 @@ func (r *Report) Total() {
 
 func (qr *QuestionReport) fill(o grader.QuestionOutcome) {
 	qr.Title, qr.Passed, qr.Score, qr.Max, qr.OverBroad = o.Title, o.Passed, o.Score, o.Max, o.OverBroad
-	qr.StoppedAt = o.StoppedAt
+	qr.StoppedAt, qr.Checks = o.StoppedAt, o.Checks
 	collateralFailed := false
 	for _, c := range o.Checks {
 		if c.Group == grader.GroupChecks {

@@ -69,6 +69,9 @@ type Setup struct {
 	// LAB_CLUSTER).
 	Lab string
 	Env []string
+	// Expires is when the hosts' credentials stop working: the exam's deadline, as the exam's access ends with
+	// its time. A day from now when zero.
+	Expires time.Time
 }
 
 // Host is one exam host and the cluster its kubeconfig reaches: that cluster's API server and CA.
@@ -81,13 +84,17 @@ type Host struct {
 // HostEnv names the host a shell of the exam is on, so the exam's ssh reaches the nodes of that host's cluster.
 const HostEnv = "LAB_EXAM_HOST"
 
-// Prepare writes, for every host, a kubeconfig with the host's own identity (valid for the day: an exam
-// lasts hours) and a shell profile, and the exam terminal with its ssh.
+// Prepare writes, for every host, a kubeconfig with the host's own identity (valid until s.Expires) and a
+// shell profile, and the exam terminal with its ssh.
 func (h Hosts) Prepare(ctx context.Context, s Setup, hosts []Host) error {
 	if err := os.MkdirAll(filepath.Join(h.Dir, "bin"), 0o700); err != nil {
 		return err
 	}
 	now := time.Now()
+	expires := s.Expires
+	if expires.IsZero() {
+		expires = now.Add(24 * time.Hour)
+	}
 	var names []string
 	for _, hh := range hosts {
 		if err := ctx.Err(); err != nil {
@@ -95,7 +102,7 @@ func (h Hosts) Prepare(ctx context.Context, s Setup, hosts []Host) error {
 		}
 		host := hh.Name
 		names = append(names, host)
-		certPEM, keyPEM, err := pki.ClientCert(hh.CA, User(host), []string{Group}, now.Add(-time.Hour), now.Add(24*time.Hour))
+		certPEM, keyPEM, err := pki.ClientCert(hh.CA, User(host), []string{Group}, now.Add(-time.Hour), expires)
 		if err != nil {
 			return err
 		}

@@ -56,7 +56,8 @@ func testCA(t *testing.T) *pki.CA {
 
 func TestPrepare(t *testing.T) {
 	h := Hosts{Dir: filepath.Join(t.TempDir(), "exam-hosts")}
-	setup := Setup{Lab: "/opt/lab's/lab", Env: []string{"LAB_CLUSTER=lab"}}
+	deadline := time.Now().Add(30 * time.Minute).Truncate(time.Second)
+	setup := Setup{Lab: "/opt/lab's/lab", Env: []string{"LAB_CLUSTER=lab"}, Expires: deadline}
 	// cka2048's question has a cluster of its own.
 	hosts := []Host{{Name: "cka1024", Server: "https://127.0.0.1:40000", CA: testCA(t)}, {Name: "cka2048", Server: "https://127.0.0.1:40001", CA: testCA(t)}}
 	if err := h.Prepare(context.Background(), setup, hosts); err != nil {
@@ -78,6 +79,9 @@ func TestPrepare(t *testing.T) {
 	}
 	if cert.Subject.CommonName != "candidate@cka2048" || !slices.Equal(cert.Subject.Organization, []string{Group}) {
 		t.Errorf("host identity %v, want candidate@cka2048 in %s", cert.Subject, Group)
+	}
+	if !cert.NotAfter.Equal(deadline) {
+		t.Errorf("host identity valid until %s, want the exam's deadline %s", cert.NotAfter, deadline)
 	}
 	ssh, err := os.ReadFile(filepath.Join(h.Dir, "bin", "ssh"))
 	if err != nil {

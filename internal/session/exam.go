@@ -222,17 +222,19 @@ func (s *Session) StartExam(ctx context.Context, o ExamOptions) (*Exam, []*scena
 			return nil, nil, failed(err, "create the exam's cluster "+name)
 		}
 	}
-	if err := s.Status.Step(fmt.Sprintf("Preparing %d exam hosts", len(hosts)), func() error { return s.prepareHosts(ctx, e, on) }); err != nil {
-		return nil, nil, failed(err, "prepare the exam's hosts")
-	}
 	for i, inst := range insts {
 		s.Status.Info("Question %d/%d: %s (%s)", i+1, len(insts), inst.ID, inst.Stage)
 		if err := on[e.Questions[i].Cluster].breakCluster(ctx, inst); err != nil {
 			return nil, nil, failed(err, fmt.Sprintf("start exam question %d (%s)", i+1, inst.ID))
 		}
 	}
-	e.Phase, e.Started = PhaseActive, shownAt(ctx)
+	// The hosts come last, once the clock's start is known: their credentials expire at the deadline.
+	e.Started = shownAt(ctx)
 	e.CurrentSince = e.Started
+	if err := s.Status.Step(fmt.Sprintf("Preparing %d exam hosts", len(hosts)), func() error { return s.prepareHosts(ctx, e, on) }); err != nil {
+		return nil, nil, failed(err, "prepare the exam's hosts")
+	}
+	e.Phase = PhaseActive
 	return e, insts, s.SaveExam(e)
 }
 
@@ -420,7 +422,8 @@ func (s *Session) GradeExam(ctx context.Context, e *Exam, insts []*scenarios.Ins
 	}
 	var qs []exam.Question
 	for i, q := range e.Questions {
-		qs = append(qs, exam.Question{Number: i + 1, Scenario: q.Scenario, Stage: insts[i].Stage, Weight: q.Weight, Flagged: q.Flagged, Spent: q.Spent})
+		qs = append(qs, exam.Question{Number: i + 1, Scenario: q.Scenario, Stage: insts[i].Stage, Weight: q.Weight, Flagged: q.Flagged, Spent: q.Spent,
+			Solution: insts[i].Solution, Why: strings.TrimSpace(insts[i].Explanation)})
 	}
 	rep := exam.Score(e.ID, qs, out, end.Sub(e.Started), now)
 	coachExam(ctx, e, on, insts, &rep)
@@ -499,9 +502,12 @@ func mergeOutcomes(outs []*grader.Outcome, order []string) *grader.Outcome {
 }
 
 // ExamReport returns the report of the cluster's graded exam, nil when there is none.
-func (s *Session) ExamReport() (*exam.Report, error) {
+func (s *Session) ExamReport() (*exam.Report, error) { return ReadExamReport(s.Store, s.Cluster.Name) }
+
+// ReadExamReport returns the report of cluster's last graded exam, nil when there is none; it needs no cluster.
+func ReadExamReport(st *state.Store, cluster string) (*exam.Report, error) {
 	var rep exam.Report
-	err := s.Store.Read(s.Cluster.Name, examReportFile, &rep)
+	err := st.Read(cluster, examReportFile, &rep)
 	if errors.Is(err, state.ErrNotFound) {
 		return nil, nil
 	}
@@ -576,7 +582,7 @@ func ExamHostsOf(st *state.Store, cluster string) examhost.Hosts {
 }
 
 // prepareHosts gives every host an identity under the CA of its question's cluster (on, by the name its
-// questions record), and a shell whose ssh calls this lab back for the exam.
+// questions record) that expires at the exam's deadline, and a shell whose ssh calls this lab back for the exam.
 func (s *Session) prepareHosts(ctx context.Context, e *Exam, on map[string]*Session) error {
 	cas := map[string]*pki.CA{}
 	var hosts []examhost.Host
@@ -597,7 +603,7 @@ func (s *Session) prepareHosts(ctx context.Context, e *Exam, on map[string]*Sess
 	if err != nil {
 		return err
 	}
-	setup := examhost.Setup{Lab: s.Self, Env: []string{"LAB_STATE_DIR=" + root, "LAB_CLUSTER=" + s.Cluster.Name}}
+	setup := examhost.Setup{Lab: s.Self, Env: []string{"LAB_STATE_DIR=" + root, "LAB_CLUSTER=" + s.Cluster.Name}, Expires: e.Deadline()}
 	return s.ExamHosts().Prepare(ctx, setup, hosts)
 }
 

@@ -16,6 +16,8 @@ import (
 type examOptions struct {
 	session.ExamOptions
 	only []string
+	// web serves the exam's page once it has started, as `lab exam open` does.
+	web bool
 }
 
 func newExamCmd(f *Factory) *cobra.Command {
@@ -39,6 +41,7 @@ during an exam.`,
   lab exam --duration 30m --questions 4 --seed 7
   lab exam --scenarios bad-image-tag,readiness-probe-wrong-path
   lab exam --clusters 1                 # no second cluster: one cluster-wide question at most
+  lab exam --web                        # then sit it in the browser (lab exam open)
   lab exam next; lab exam flag; lab exam status
   lab exam grade --junit exam.xml`,
 		Args: cobra.NoArgs,
@@ -49,7 +52,8 @@ during an exam.`,
 	c.Flags().Int64Var(&o.Seed, "seed", 0, "seed for the choice of questions and their variants (random when unset)")
 	c.Flags().StringSliceVar(&o.only, "scenarios", nil, "exactly these scenarios, in this order (comma-separated ids)")
 	c.Flags().IntVar(&o.Clusters, "clusters", session.MaxClusters, "how many kind clusters the exam may use: 2 gives a second cluster-wide question a cluster of its own, 1 keeps to the one")
-	c.AddCommand(newExamMoveCmd(f, "next", 1), newExamMoveCmd(f, "prev", -1), newExamFlagCmd(f), newExamStatusCmd(f),
+	c.Flags().BoolVar(&o.web, "web", false, "once started, serve the exam's page on this machine and open it (see `lab exam open`)")
+	c.AddCommand(newExamOpenCmd(f), newExamReviewCmd(f), newExamMoveCmd(f, "next", 1), newExamMoveCmd(f, "prev", -1), newExamFlagCmd(f), newExamStatusCmd(f),
 		newExamGradeCmd(f), newExamStopCmd(f), newExamShellCmd(f), newExamRemindCmd(f))
 	return c
 }
@@ -91,7 +95,17 @@ func (o *examOptions) validate() error {
 }
 
 func (o *examOptions) run(ctx context.Context, f *Factory) error {
-	return startExam(ctx, f, o.ExamOptions)
+	if err := startExam(ctx, f, o.ExamOptions); err != nil || !o.web {
+		return err
+	}
+	page := &examOpenOptions{}
+	if err := page.load(ctx, f); err != nil {
+		return err
+	}
+	if err := page.validate(); err != nil {
+		return err
+	}
+	return page.run(ctx, f)
 }
 
 // startExam creates the cluster when there is none, starts an exam on it and prints its overview and first
