@@ -5,15 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-)
 
-const chromiumPath = "/usr/bin/chromium"
+	"github.com/cka-lab/lab/internal/browsertest"
+)
 
 // TestScoreboardUpdatesLiveInBrowser watches the scoreboard in headless Chromium while learners join and post
 // through the Client and the instructor uses the controls in a second tab: every change must reach the page
@@ -119,37 +117,10 @@ func cellIs(learner, scenario, status, text string) string {
 }
 
 // newBrowser starts headless Chromium for one test, trusting the server's certificate by its public key as an
-// instructor does who compared the fingerprint and accepted it. Without UserDataDir, chromedp gives every
-// browser a fresh --user-data-dir and, unlike for a directory passed in, stops Chromium's leftover children
-// and removes it.
+// instructor does who compared the fingerprint and accepted it.
 func newBrowser(t *testing.T, s *Server) context.Context {
 	t.Helper()
-	if os.Getenv("LAB_SKIP_BROWSER") == "1" {
-		t.Skip("LAB_SKIP_BROWSER=1: scoreboard browser test skipped")
-	}
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Fatalf("the scoreboard browser test needs Chromium at %s: run `apt-get install chromium` (or set LAB_SKIP_BROWSER=1): %v", chromiumPath, err)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("ignore-certificate-errors-spki-list", spkiHash(s)),
-	)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelBrowser := chromedp.NewContext(alloc)
-	t.Cleanup(func() {
-		cancelBrowser()
-		cancelAlloc()
-	})
-	firstRun(t, ctx, "start Chromium")
-	return ctx
+	return browsertest.Start(t, "the scoreboard browser test", chromedp.Flag("ignore-certificate-errors-spki-list", spkiHash(s)))
 }
 
 // spkiHash is the base64 SHA-256 of the server certificate's public key, the form Chromium pins.
@@ -158,41 +129,13 @@ func spkiHash(s *Server) string {
 	return base64.StdEncoding.EncodeToString(sum[:])
 }
 
-// newTab opens another tab of the browser.
 func newTab(t *testing.T, browser context.Context) context.Context {
-	t.Helper()
-	ctx, cancel := chromedp.NewContext(browser)
-	t.Cleanup(cancel)
-	firstRun(t, ctx, "open a tab")
-	return ctx
-}
-
-// chromiumStart bounds Chromium's start: seconds on an idle machine, over 30s on a loaded 2-core CI runner.
-const chromiumStart = 2 * time.Minute
-
-// firstRun creates the browser or tab of ctx. A browser or tab lives only as long as the context of its first
-// run, so that run cannot carry a timeout; the test waits for it with one instead.
-func firstRun(t *testing.T, ctx context.Context, what string) {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- chromedp.Do(ctx) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	case <-time.After(chromiumStart):
-		t.Fatalf("%s: no answer from Chromium within %s", what, chromiumStart)
-	}
+	return browsertest.NewTab(t, browser)
 }
 
 func do(t *testing.T, tab context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(tab, 15*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
+	browsertest.Do(t, tab, what, actions...)
 }
 
 // follow runs actions that load another page (a form's submission) and waits until it has loaded.
@@ -212,22 +155,8 @@ func waitForBoth(t *testing.T, board, instructor context.Context, what, predicat
 	waitFor(t, instructor, what+" in the instructor's tab", predicate)
 }
 
-// waitFor waits until the JavaScript predicate holds, re-checking on every DOM change, for up to ten seconds.
+// waitFor waits until the JavaScript predicate, which may call the page helpers, holds.
 func waitFor(t *testing.T, tab context.Context, what, predicate string) {
 	t.Helper()
-	const timeout = 10 * time.Second
-	script := pageHelpers + fmt.Sprintf(`new Promise((resolve) => {
-	const ok = () => { try { return Boolean(%s); } catch { return false; } };
-	if (ok()) return resolve(true);
-	const observer = new MutationObserver(() => { if (ok()) { observer.disconnect(); clearTimeout(timer); resolve(true); } });
-	observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
-	const timer = setTimeout(() => { observer.disconnect(); resolve(ok()); }, %d);
-})`, predicate, timeout.Milliseconds())
-	ctx, cancel := context.WithTimeout(tab, timeout+5*time.Second)
-	defer cancel()
-	ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](script, chromedp.EvalAwaitPromise))
-	if err != nil || !ok {
-		page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
-		t.Fatalf("waiting for %s (%s): %v; the page shows:\n%s", what, predicate, err, strings.TrimSpace(page))
-	}
+	browsertest.WaitFor(t, tab, what, pageHelpers, predicate)
 }

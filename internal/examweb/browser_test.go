@@ -2,7 +2,6 @@ package examweb
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,9 +12,9 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-)
 
-const chromiumPath = "/usr/bin/chromium"
+	"github.com/cka-lab/lab/internal/browsertest"
+)
 
 // TestExamPageInBrowser sits a fake exam in headless Chromium: a command typed into the page's terminal runs
 // in the exam's shell and its output is in the terminal's DOM, a question is flagged, marked done and noted,
@@ -165,82 +164,19 @@ func screenshot(t *testing.T, tab context.Context, dir, name string) {
 	t.Logf("screenshot: %s", path)
 }
 
-// newBrowser starts headless Chromium for one test with the scoreboard test's flags (internal/class), at a
-// laptop's window size.
+// newBrowser starts headless Chromium for one test at a laptop's window size.
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
-	if os.Getenv("LAB_SKIP_BROWSER") == "1" {
-		t.Skip("LAB_SKIP_BROWSER=1: exam page browser test skipped")
-	}
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Fatalf("the exam page's browser test needs Chromium at %s: run `apt-get install chromium` (or set LAB_SKIP_BROWSER=1): %v", chromiumPath, err)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.WindowSize(1400, 860),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-	)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelBrowser := chromedp.NewContext(alloc)
-	t.Cleanup(func() {
-		cancelBrowser()
-		cancelAlloc()
-	})
-	firstRun(t, ctx, "start Chromium")
-	return ctx
-}
-
-// chromiumStart bounds Chromium's start: seconds on an idle machine, over 30s on a loaded 2-core CI runner.
-const chromiumStart = 2 * time.Minute
-
-// firstRun creates the browser of ctx, which lives only as long as the context of its first run: that run
-// cannot carry a timeout, so the test waits for it with one.
-func firstRun(t *testing.T, ctx context.Context, what string) {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- chromedp.Do(ctx) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	case <-time.After(chromiumStart):
-		t.Fatalf("%s: no answer from Chromium within %s", what, chromiumStart)
-	}
+	return browsertest.Start(t, "the exam page's browser test", chromedp.WindowSize(1400, 860))
 }
 
 func do(t *testing.T, tab context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(tab, 15*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
+	browsertest.Do(t, tab, what, actions...)
 }
 
-// waitFor waits until the JavaScript predicate holds, re-checking on every DOM change, for up to ten seconds.
+// waitFor waits until the JavaScript predicate, which may call the page helpers, holds.
 func waitFor(t *testing.T, tab context.Context, what, predicate string) {
 	t.Helper()
-	const timeout = 10 * time.Second
-	script := pageHelpers + fmt.Sprintf(`new Promise((resolve) => {
-	const ok = () => { try { return Boolean(%s); } catch { return false; } };
-	if (ok()) return resolve(true);
-	const observer = new MutationObserver(() => { if (ok()) { observer.disconnect(); clearTimeout(timer); resolve(true); } });
-	observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
-	const timer = setTimeout(() => { observer.disconnect(); resolve(ok()); }, %d);
-})`, predicate, timeout.Milliseconds())
-	ctx, cancel := context.WithTimeout(tab, timeout+5*time.Second)
-	defer cancel()
-	ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](script, chromedp.EvalAwaitPromise))
-	if err != nil || !ok {
-		page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
-		t.Fatalf("waiting for %s (%s): %v; the page shows:\n%s", what, predicate, err, strings.TrimSpace(page))
-	}
+	browsertest.WaitFor(t, tab, what, pageHelpers, predicate)
 }
