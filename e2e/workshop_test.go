@@ -220,7 +220,8 @@ var _ = Describe("workshops", Ordered, Label("workshop"), func() {
 			return ""
 		}
 		fetch := func(ip string) string {
-			return alice.kubectl(ctx, "exec", "client", "--", "wget", "-q", "-T", "3", "-O-", "http://"+ip+"/")
+			// timeout, not wget's -T, as the scenarios do: the offline image's static busybox crashes on -T.
+			return alice.kubectl(ctx, "exec", "client", "--", "timeout", "3", "wget", "-q", "-O-", "http://"+ip+"/")
 		}
 		own, other := podIP(alice), podIP(bob)
 		// A new Pod's policies may take a moment to be programmed.
