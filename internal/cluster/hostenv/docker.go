@@ -50,17 +50,11 @@ func CheckDocker(ctx context.Context) (Docker, error) {
 		return Docker{}, ErrDockerNotInstalled
 	}
 	out, err := docker.Output(ctx, infoTimeout, "info", "--format", "{{json .}}")
+	// Docker's fields are named as docker info names them; Name and ServerErrors are read here only.
 	var info struct {
-		ServerVersion        string
-		CgroupVersion        string
-		MemTotal             int64
-		ID                   string
-		NCPU                 int
-		OSType, Architecture string
-		OperatingSystem      string
-		DockerRootDir        string
-		Name                 string
-		ServerErrors         []string
+		Docker
+		Name         string
+		ServerErrors []string
 	}
 	// docker info prints the client half as JSON even when the daemon is unreachable, with the reason in
 	// ServerErrors (or on stderr, depending on the CLI version), so classify whatever text came back.
@@ -72,11 +66,9 @@ func CheckDocker(ctx context.Context) (Docker, error) {
 		return Docker{}, ClassifyDockerError(string(out) + " " + docker.Stderr(err) + " " + strings.Join(info.ServerErrors, " "))
 	}
 	host, _ := os.Hostname()
-	return Docker{
-		ServerVersion: info.ServerVersion, CgroupVersion: info.CgroupVersion, MemTotal: info.MemTotal, ID: info.ID,
-		NCPU: info.NCPU, OSType: info.OSType, Architecture: info.Architecture, OperatingSystem: info.OperatingSystem,
-		DockerRootDir: info.DockerRootDir, OnThisHost: info.Name != "" && info.Name == host,
-	}, nil
+	d := info.Docker
+	d.OnThisHost = info.Name != "" && info.Name == host
+	return d, nil
 }
 
 // ClassifyDockerError maps what the docker CLI printed to one of lab's errors.
