@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/coder/websocket"
@@ -146,8 +145,7 @@ func (t *terminal) read(ctx context.Context) {
 // first call counts.
 func (t *terminal) close(code websocket.StatusCode, why string) {
 	t.once.Do(func() {
-		// pty.Start made the shell a session leader: its process group is its pid.
-		_ = syscall.Kill(-t.cmd.Process.Pid, syscall.SIGHUP)
+		hangup(t.cmd.Process)
 		go func() { _ = t.conn.Close(code, why) }()
 	})
 }
@@ -157,7 +155,7 @@ func (t *terminal) wait() {
 	select {
 	case <-t.exited:
 	case <-time.After(hangupGrace):
-		_ = syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
+		kill(t.cmd.Process)
 		<-t.exited
 	}
 }
