@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/cka-lab/lab/grader"
-	"github.com/cka-lab/lab/internal/session/baseline"
+	"github.com/cka-lab/lab/internal/baseline"
 	"github.com/cka-lab/lab/internal/state/history"
 	"github.com/cka-lab/lab/internal/survive"
 	"github.com/cka-lab/lab/scenarios"

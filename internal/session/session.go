@@ -16,7 +16,7 @@ import (
 	"github.com/cka-lab/lab/injector"
 	"github.com/cka-lab/lab/internal/cluster"
 	"github.com/cka-lab/lab/internal/journey"
-	"github.com/cka-lab/lab/internal/session/baseline"
+	"github.com/cka-lab/lab/internal/baseline"
 	"github.com/cka-lab/lab/internal/state"
 	"github.com/cka-lab/lab/internal/ui"
 	"github.com/cka-lab/lab/scenarios"
