@@ -78,6 +78,10 @@ func NewAPI(objs ...runtime.Object) *API {
 	}
 	api.Dynamic = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(s, map[schema.GroupVersionResource]string{
 		crds: "CustomResourceDefinitionList", apiServices: "APIServiceList",
+		// Gateway API's kinds, which the baseline lists where a cluster serves them.
+		{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gatewayclasses"}: "GatewayClassList",
+		{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}:       "GatewayList",
+		{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"}:     "HTTPRouteList",
 	})
 	api.Typed.PrependReactor("*", "*", api.serveTyped)
 	api.Dynamic.PrependReactor("*", "*", api.serveDynamic)
