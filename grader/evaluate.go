@@ -99,6 +99,7 @@ var evaluators = evaluatorsOf(
 	evaluates(Env.exec).reachingWorkload(),
 	evaluates(Env.logs),
 	evaluates(Env.custom).reachingWorkload(),
+	evaluates(Env.unchanged),
 )
 
 // registration is one kind's evaluator, by the kind's type.

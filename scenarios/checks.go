@@ -45,6 +45,7 @@ type Check struct {
 	Exec            *ExecCheck       `yaml:"exec"`
 	Logs            *LogsCheck       `yaml:"logs"`
 	Custom          *CustomCheck     `yaml:"custom"`
+	Unchanged       *UnchangedCheck  `yaml:"unchanged"`
 }
 
 // PodSelector picks Pods by name or label selector in a namespace.
@@ -118,7 +119,10 @@ type CanI struct {
 	Allowed     bool     `yaml:"allowed"`
 }
 
-func (c *CanI) Touches() Footprint  { return Footprint{} }
+// Touches is the subject it asks about, in its namespace: the bindings that name it decide the answer.
+func (c *CanI) Touches() Footprint {
+	return Footprint{Subjects: []SubjectUse{{Name: c.As, Groups: c.Groups, Namespace: c.Namespace}}}
+}
 func (c *CanI) Validate() []Problem { return nil }
 
 // FieldCheck reads a JSONPath of a live object and compares it. With no comparison set it checks the path
@@ -235,7 +239,9 @@ type SubjectCheck struct {
 	Subject string `yaml:"subject"`
 }
 
-func (c *SubjectCheck) Touches() Footprint  { return Footprint{} }
+func (c *SubjectCheck) Touches() Footprint {
+	return Footprint{Subjects: []SubjectUse{{Name: c.Subject}}}
+}
 func (c *SubjectCheck) Validate() []Problem { return nil }
 
 // NodeFileCheck reads a file inside a node container.
@@ -333,7 +339,9 @@ type GrantsCheck struct {
 	Allow  []GrantRule `yaml:"allow"`
 }
 
-func (c *GrantsCheck) Touches() Footprint { return Footprint{} }
+func (c *GrantsCheck) Touches() Footprint {
+	return Footprint{Subjects: []SubjectUse{{Name: c.As, Groups: c.Groups}}}
+}
 
 func (c *GrantsCheck) Validate() []Problem {
 	var out []Problem

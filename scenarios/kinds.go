@@ -38,6 +38,8 @@ type Footprint struct {
 	// Watches are namespaces a check finds what it reads in at run time, as its arguments say (a custom
 	// check): grading waits for what runs there, though the scenario need not create them.
 	Watches []string
+	// Subjects are the users, groups and ServiceAccounts whose permissions a check judges.
+	Subjects []SubjectUse
 	// System says it reads or changes kube-system's own objects, found at run time (the CNI's DaemonSet).
 	System bool
 	// ClusterWide says a fault changes what every namespace sees beyond the objects it names (a node, the
@@ -94,6 +96,14 @@ type NodeUse struct {
 	Files, Units []string
 	Component    string
 	Sysctl       []string
+}
+
+// SubjectUse is a subject whose permissions a check judges: a user or "system:serviceaccount:NS:NAME", with
+// its groups, and the namespace it is asked about ("" for cluster-wide).
+type SubjectUse struct {
+	Name      string
+	Groups    []string
+	Namespace string
 }
 
 // Problem is one thing a kind's fields lack.

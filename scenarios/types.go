@@ -49,6 +49,9 @@ type Scenario struct {
 	// AltFixes are other correct fixes a competent candidate makes (imperative where the solution edits, the
 	// other side of a mismatch, a different valid object): applied by the e2e suite, each must pass.
 	AltFixes []AltFix `yaml:"altFixes"`
+	// MayChange lists what else a correct fix may change, beyond what the checks, faults and builds name (the
+	// task's Scope), each with why; any other net change fails the check.
+	MayChange []MayChange `yaml:"mayChange"`
 	// Settle bounds how long `lab check` waits for the cluster to converge after a fix (default 40s).
 	Settle Duration `yaml:"settle"`
 	// SymptomTimeout bounds how long `lab start` waits for the symptom (default 90s).

@@ -101,6 +101,11 @@ func (s *Scenario) Validate() Errors {
 			v.add("collateral.name", []any{"collateral", i}, "check name %q is also a task check's: names must differ across checks and collateral", c.Name)
 		}
 	}
+	for i, m := range s.MayChange {
+		for _, msg := range m.validate() {
+			v.add("mayChange", []any{"mayChange", i}, "%s", msg)
+		}
+	}
 	v.learnerText()
 	v.references()
 	sort.SliceStable(v.errs, func(i, j int) bool { return v.errs[i].Line < v.errs[j].Line })

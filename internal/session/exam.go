@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/cka-lab/lab/grader"
+	"github.com/cka-lab/lab/internal/baseline"
 	"github.com/cka-lab/lab/internal/cluster"
 	"github.com/cka-lab/lab/internal/exam"
 	"github.com/cka-lab/lab/internal/examhost"
 	"github.com/cka-lab/lab/internal/pki"
-	"github.com/cka-lab/lab/internal/baseline"
 	"github.com/cka-lab/lab/internal/state"
 	"github.com/cka-lab/lab/internal/state/history"
 	"github.com/cka-lab/lab/scenarios"

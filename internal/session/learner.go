@@ -64,6 +64,9 @@ type Checked struct {
 func (s *Session) Check(ctx context.Context, a *Attempt, inst *scenarios.Instance, wait time.Duration, disturb bool, onProgress func(grader.Progress)) (*Checked, error) {
 	q := grader.QuestionFor(inst, wait)
 	q.Shown = a.Started
+	if g := s.guard(inst); g != nil {
+		q.Checks = append(q.Checks, grader.Planned{Group: grader.GroupCollateral, Check: *g})
+	}
 	plan := grader.Plan{Cluster: s.Cluster.Name, Questions: []grader.Question{q}}
 	dir := s.CheckDir()
 	var out *grader.Outcome

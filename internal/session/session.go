@@ -14,9 +14,9 @@ import (
 
 	"github.com/cka-lab/lab/grader"
 	"github.com/cka-lab/lab/injector"
+	"github.com/cka-lab/lab/internal/baseline"
 	"github.com/cka-lab/lab/internal/cluster"
 	"github.com/cka-lab/lab/internal/journey"
-	"github.com/cka-lab/lab/internal/baseline"
 	"github.com/cka-lab/lab/internal/state"
 	"github.com/cka-lab/lab/internal/ui"
 	"github.com/cka-lab/lab/scenarios"
@@ -27,6 +27,9 @@ const (
 	attemptFile  = "attempt.json"
 	ledgerFile   = "ledger.json"
 	baselineFile = "baseline.json"
+	// taskStartFile is the cluster as the task was shown; faultChangesFile what the faults changed.
+	taskStartFile    = "task-start.json"
+	faultChangesFile = "fault-changes.json"
 )
 
 // Phase is where an attempt or an exam stands: a start left "starting" was interrupted, a "failed" one says why
@@ -222,6 +225,13 @@ func (s *Session) breakCluster(ctx context.Context, inst *scenarios.Instance) er
 			return err
 		}
 	}
+	beforeFaults, err := s.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.forgetTaskStart(); err != nil {
+		return err
+	}
 	for _, f := range inst.Faults {
 		kind, _ := f.Kind()
 		if err := s.Status.Step("Injecting the fault ("+kind+")", func() error { return inj.Inject(ctx, f) }); err != nil {
@@ -232,9 +242,77 @@ func (s *Session) breakCluster(ctx context.Context, inst *scenarios.Instance) er
 	if inst.SymptomTimeout.Duration > 0 {
 		timeout = inst.SymptomTimeout.Duration
 	}
-	return s.Status.Step("Waiting until the symptom is observable", func() error {
+	if err := s.Status.Step("Waiting until the symptom is observable", func() error {
 		return s.waitSymptom(ctx, inst, timeout)
-	})
+	}); err != nil {
+		return err
+	}
+	return s.recordTaskStart(ctx, beforeFaults)
+}
+
+// snapshot records the cluster for the net-change guard; nil on a shared cluster, where a learner may not
+// read what lies outside their namespaces, and grading has no guard.
+func (s *Session) snapshot(ctx context.Context) (*baseline.Snapshot, error) {
+	if s.Cluster.Shared() {
+		return nil, nil
+	}
+	ns, err := s.Cluster.Nodes()
+	if err != nil {
+		return nil, err
+	}
+	snap, err := baseline.Take(ctx, s.Cluster.Clients, ns)
+	if err != nil {
+		return nil, fmt.Errorf("record the cluster for grading: %w", err)
+	}
+	return snap, nil
+}
+
+// recordTaskStart records the cluster as the task finds it, and what the faults changed on the way: grading
+// fails any later net change the task does not involve, and undoing a fault is always involved.
+func (s *Session) recordTaskStart(ctx context.Context, beforeFaults *baseline.Snapshot) error {
+	if beforeFaults == nil {
+		return nil
+	}
+	start, err := s.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.Store.Write(s.Cluster.Name, taskStartFile, start); err != nil {
+		return err
+	}
+	return s.Store.Write(s.Cluster.Name, faultChangesFile, baseline.Diff(beforeFaults, start))
+}
+
+// forgetTaskStart removes the previous task's start, which no later check may compare with.
+func (s *Session) forgetTaskStart() error {
+	for _, f := range []string{taskStartFile, faultChangesFile} {
+		if err := s.Store.Remove(s.Cluster.Name, f); err != nil && !errors.Is(err, state.ErrNotFound) {
+			return err
+		}
+	}
+	return nil
+}
+
+// guard is the unchanged check for the attempt's task, nil when its start was not recorded (a shared cluster,
+// an attempt started by an older lab).
+func (s *Session) guard(inst *scenarios.Instance) *scenarios.Check {
+	var changed []baseline.Residue
+	if err := s.Store.Read(s.Cluster.Name, faultChangesFile, &changed); err != nil {
+		return nil
+	}
+	path := s.Store.Path(s.Cluster.Name, taskStartFile)
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	scope := inst.Scope()
+	for _, r := range changed {
+		if r.Kind == "" {
+			scope.AddInside(r.Node)
+		} else {
+			scope.AddChanged(r.Kind, r.Namespace, r.Name)
+		}
+	}
+	return &scenarios.Check{Name: scenarios.UnchangedName, Points: 1, Unchanged: &scenarios.UnchangedCheck{Since: path, Scope: scope.Normalized()}}
 }
 
 // waitSymptom waits until every symptom check holds: the learner must see the fault the way the exam shows it.
@@ -331,6 +409,9 @@ func (s *Session) Reset(ctx context.Context) ([]baseline.Residue, error) {
 		return nil, err
 	}
 	if err := os.RemoveAll(s.secretsDir()); err != nil {
+		return nil, err
+	}
+	if err := s.forgetTaskStart(); err != nil {
 		return nil, err
 	}
 	var base baseline.Snapshot

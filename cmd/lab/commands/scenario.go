@@ -129,6 +129,13 @@ func newScenarioCmd(f *Factory) *cobra.Command {
 				fmt.Fprintln(f.ErrOut, errs.Error())
 				return &ExitError{Code: 1, Silent: true, Err: fmt.Errorf("%d problem(s)", len(errs))}
 			}
+			// A scenario that widens what its task may change says so here, with why: every such line is a
+			// net change the guard lets through, for a reviewer to weigh.
+			for _, s := range all {
+				for _, m := range s.MayChange {
+					fmt.Fprintf(f.Out, "%s: may change %s\n", s.ID, m)
+				}
+			}
 			fmt.Fprintf(f.Out, "%s %d scenario(s) OK\n", color.GreenString("✓"), len(all))
 			return nil
 		},
