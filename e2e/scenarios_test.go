@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/cka-lab/lab/e2e/framework"
 	"github.com/cka-lab/lab/e2e/rotation"
@@ -95,6 +99,11 @@ var _ = func() bool {
 						It("fails every shortcut", func(ctx SpecContext) {
 							defer rt.beginExtra(spec)()
 							rt.shortcuts(ctx)
+						}, SpecTimeout(8*time.Minute))
+					case rotation.NetChange:
+						It("fails every net change the task does not involve, on a fixed cluster", func(ctx SpecContext) {
+							defer rt.beginExtra(spec)()
+							rt.netChanges(ctx)
 						}, SpecTimeout(8*time.Minute))
 					}
 				}
@@ -258,6 +267,139 @@ func (rt roundTrip) shortcuts(ctx context.Context) {
 		}
 	}
 	rt.reset(ctx)
+}
+
+// netChanges fixes the cluster with the reference solution, then makes each net change the task does not
+// involve that applies to it, one at a time: the check must fail with the unchanged check naming the object,
+// and pass again once the change is undone.
+func (rt roundTrip) netChanges(ctx context.Context) {
+	GinkgoHelper()
+	rt.start(ctx)
+	inst := rt.instance(ctx)
+	rt.passes(ctx, inst.Solution, "fix-to-pass", "the reference solution must pass")
+	scope := inst.Scope()
+	probes := netChangeProbes(ctx, scope)
+	AddReportEntry("net-change probes", fmt.Sprint(len(probes)))
+	for _, p := range probes {
+		By("the net change: " + p.name)
+		rt.run(ctx, []string{p.run})
+		r := lab.Run(ctx, "check", "-o", "json")
+		recordTiming(rt.sc.ID, "net-change-probe", r.Took)
+		Expect(r.Code).To(Equal(1), "the net change %q must fail the check\n%s", p.name, r)
+		out := framework.JSON[checkJSON](r)
+		var guard *grader.CheckOutcome
+		for i, c := range out.Questions[0].Checks {
+			if c.Name == scenarios.UnchangedName {
+				guard = &out.Questions[0].Checks[i]
+			}
+		}
+		Expect(guard).NotTo(BeNil(), "no %q check in\n%s", scenarios.UnchangedName, r)
+		Expect(guard.Passed).To(BeFalse(), "%s", r)
+		Expect(guard.Evidence).To(ContainSubstring(p.names), "the report must name what changed")
+		AddReportEntry("net change failed", p.name+": "+guard.Evidence)
+		rt.run(ctx, []string{p.undo})
+	}
+	rt.reset(ctx)
+}
+
+// netChange is one net change a learner may make instead of, or beside, a fix; names is how the report must
+// name its object.
+type netChange struct {
+	name, run, undo, names string
+}
+
+// netChangeProbes are the net changes that apply to the instance: scale to 0 a Deployment of the task's
+// namespaces that none of its checks reads, label a namespace the task works in unless the task may relabel
+// it, taint a node the task does not name.
+func netChangeProbes(ctx context.Context, scope scenarios.Scope) []netChange {
+	GinkgoHelper()
+	var out []netChange
+	for _, ns := range scope.Namespaces {
+		if strings.HasPrefix(ns, "kube-") || ns == "default" || ns == "local-path-storage" {
+			continue
+		}
+		if d := otherDeployment(ctx, ns, scope); d != "" && len(out) == 0 {
+			out = append(out, netChange{
+				name:  "Deployment " + d + " in " + ns + ", which the task does not involve, scaled to 0",
+				run:   fmt.Sprintf("kubectl -n %s scale deployment %s --replicas=0", ns, d),
+				undo:  fmt.Sprintf("kubectl -n %s scale deployment %s --replicas=%s", ns, d, replicasOf(ctx, ns, d)),
+				names: "deployment " + d + " -n " + ns,
+			})
+		}
+	}
+	for _, ns := range scope.Namespaces {
+		if strings.HasPrefix(ns, "kube-") || ns == "default" || ns == "local-path-storage" || scope.Has("Namespace", "", ns) || !namespaceExists(ctx, ns) {
+			continue
+		}
+		out = append(out, netChange{
+			name:  "namespace " + ns + " labelled",
+			run:   fmt.Sprintf("kubectl label namespace %s lab-probe=net-change", ns),
+			undo:  fmt.Sprintf("kubectl label namespace %s lab-probe-", ns),
+			names: "namespace " + ns,
+		})
+		break
+	}
+	for _, n := range strings.Fields(lab.Shell(ctx, "kubectl get nodes -o jsonpath='{.items[*].metadata.name}'").Stdout) {
+		if scope.HasNode(n) {
+			continue
+		}
+		out = append(out, netChange{
+			name:  "node " + n + ", which the task does not name, tainted",
+			run:   fmt.Sprintf("kubectl taint node %s lab-probe=net-change:NoSchedule", n),
+			undo:  fmt.Sprintf("kubectl taint node %s lab-probe-", n),
+			names: "node " + n,
+		})
+		break
+	}
+	return out
+}
+
+// otherDeployment is a Deployment of ns at more than 0 replicas whose Pods none of the task's checks reads
+// and which the task does not name; "" when there is none.
+func otherDeployment(ctx context.Context, ns string, scope scenarios.Scope) string {
+	GinkgoHelper()
+	r := lab.Shell(ctx, fmt.Sprintf("kubectl -n %s get deployments -o json", ns))
+	if r.Code != 0 {
+		return ""
+	}
+	var list appsv1.DeploymentList
+	Expect(json.Unmarshal([]byte(r.Stdout), &list)).To(Succeed())
+	for _, d := range list.Items {
+		if scope.Has("Deployment", ns, d.Name) || d.Spec.Replicas == nil || *d.Spec.Replicas == 0 {
+			continue
+		}
+		read := false
+		for _, p := range scope.Pods {
+			sel, err := labels.Parse(p.Selector)
+			read = read || p.Namespace == ns && (p.Selector == "" || err == nil && sel.Matches(labels.Set(d.Spec.Template.Labels)))
+		}
+		for _, s := range scope.Services {
+			read = read || s.Namespace == ns && serviceSelects(ctx, ns, s.Name, d.Spec.Template.Labels)
+		}
+		if !read {
+			return d.Name
+		}
+	}
+	return ""
+}
+
+// serviceSelects says whether the Service selects Pods labelled lbls (true when it cannot be read: the probe
+// then leaves the Deployment alone).
+func serviceSelects(ctx context.Context, ns, name string, lbls map[string]string) bool {
+	r := lab.Shell(ctx, fmt.Sprintf("kubectl -n %s get service %s -o json", ns, name))
+	var svc corev1.Service
+	if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &svc) != nil {
+		return true
+	}
+	return len(svc.Spec.Selector) > 0 && labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(lbls))
+}
+
+func replicasOf(ctx context.Context, ns, d string) string {
+	return strings.TrimSpace(lab.Shell(ctx, fmt.Sprintf("kubectl -n %s get deployment %s -o jsonpath='{.spec.replicas}'", ns, d)).Stdout)
+}
+
+func namespaceExists(ctx context.Context, ns string) bool {
+	return lab.Shell(ctx, "kubectl get namespace "+ns).Code == 0
 }
 
 // shortcuts are what a learner may try instead of repairing a workload, applied to every scenario whose

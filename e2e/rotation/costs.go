@@ -39,8 +39,8 @@ func (c Costs) Write(path string) error {
 
 // Defaults stand for a spec of a kind no run has recorded yet, from clean runs' phase medians on 2 cores and
 // two processes (start 3 s, a wrong fix's verdict 4 s, a correct fix's 5 s, reset 2 s, each spec's steps and
-// status calls about 2 s more; the shortcuts take two verdicts).
-var defaults = map[Kind]float64{WrongFix: 14, AltFix: 14, Shortcuts: 18, CoreWrongFix: 14, CoreReference: 14}
+// status calls about 2 s more; the shortcuts take two verdicts, the net changes a correct fix and three).
+var defaults = map[Kind]float64{WrongFix: 14, AltFix: 14, Shortcuts: 18, NetChange: 24, CoreWrongFix: 14, CoreReference: 14}
 
 // Estimator gives every spec a cost: its own recorded one; else, for an extra, its scenario's recorded core
 // spec that does the same work (a later wrong fix costs about what the first does, an alternative fix what
@@ -81,6 +81,10 @@ func (c Costs) Estimator(all []*scenarios.Scenario) func(Spec) float64 {
 		case Shortcuts:
 			if v, ok := cs[CoreWrongFix]; ok {
 				return v * 1.3
+			}
+		case NetChange:
+			if v, ok := cs[CoreReference]; ok {
+				return v * 1.7
 			}
 		}
 		if v := byKind[s.Kind]; len(v) > 0 {

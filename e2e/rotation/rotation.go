@@ -25,6 +25,9 @@ const (
 	AltFix Kind = "alt-fix"
 	// Shortcuts fails every generic shortcut probe on one start.
 	Shortcuts Kind = "shortcuts"
+	// NetChange fails, on a cluster the reference solution fixed, every net change the task does not
+	// involve: another Deployment scaled to 0, the namespace labelled, a node the task does not name tainted.
+	NetChange Kind = "net-change"
 	// CoreWrongFix and CoreReference are the core specs every run takes; their costs estimate the extras'.
 	CoreWrongFix  Kind = "core-wrong-fix"
 	CoreReference Kind = "core-reference"
@@ -68,7 +71,7 @@ func Extras(sc *scenarios.Scenario) []Spec {
 	if ShortcutsApply(sc) {
 		out = append(out, Spec{Scenario: sc.ID, Kind: Shortcuts})
 	}
-	return out
+	return append(out, Spec{Scenario: sc.ID, Kind: NetChange})
 }
 
 // AllExtras lists every scenario's extras.

@@ -114,7 +114,7 @@ func TestEstimatorPrefersRecordedThenCore(t *testing.T) {
 		t.Errorf("recorded extra costs %v, want 7", got)
 	}
 	for _, s := range ex[1:] {
-		want := map[Kind]float64{WrongFix: 11, AltFix: 33, Shortcuts: 11 * 1.3}[s.Kind]
+		want := map[Kind]float64{WrongFix: 11, AltFix: 33, Shortcuts: 11 * 1.3, NetChange: 33 * 1.7}[s.Kind]
 		if got := est(s); got != want {
 			t.Errorf("%s costs %v, want %v from its scenario's core", s.ID(), got, want)
 		}
