@@ -124,8 +124,8 @@ func OpenLedger(path string) (*Ledger, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal(b, l); err != nil {
-		return nil, fmt.Errorf("read ledger %s: %w", path, err)
+	if err := state.Decode(path, b, l); err != nil {
+		return nil, err
 	}
 	return l, nil
 }

@@ -2,8 +2,12 @@ package injector
 
 import (
 	"encoding/json"
+	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/cka-lab/lab/internal/state"
 )
 
 func TestLedgerFirstRecordWinsAndPersists(t *testing.T) {
@@ -39,5 +43,18 @@ func TestLedgerFirstRecordWinsAndPersists(t *testing.T) {
 	again, _ := OpenLedger(path)
 	if len(again.Entries) != 1 {
 		t.Errorf("pop must persist: %d entries", len(again.Entries))
+	}
+}
+
+// A ledger that no longer decodes says reset cannot work without it and how to start over.
+func TestCorruptLedgerSaysTheWayOut(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clusters", "lab", "ledger.json")
+	if err := state.WriteFile(path, []byte("{\"entries\": [nul")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := OpenLedger(path)
+	var corrupt *state.CorruptError
+	if !errors.As(err, &corrupt) || !strings.Contains(err.Error(), "lab cluster delete --name lab && lab cluster create --name lab") {
+		t.Fatalf("corrupt ledger: %v, want a CorruptError with the way out", err)
 	}
 }

@@ -83,6 +83,8 @@ type fixture struct {
 	graded []grader.Plan
 	// passing is what the fake grader says of every question.
 	passing bool
+	// grading, when set, runs while the fake grader grades: another command racing the check.
+	grading func()
 }
 
 // newFixture is a session on a fresh fake cluster with its state, and the learner's history, in a temporary
@@ -125,6 +127,9 @@ func newFixture(t *testing.T) *fixture {
 
 func (f *fixture) grade(_ context.Context, plan grader.Plan, _ string, _ func(grader.Progress)) (*grader.Outcome, error) {
 	f.graded = append(f.graded, plan)
+	if f.grading != nil {
+		f.grading()
+	}
 	out := &grader.Outcome{Passed: f.passing}
 	for _, q := range plan.Questions {
 		score := 0

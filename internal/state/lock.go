@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -39,9 +40,12 @@ func (s *Store) LockCluster(ctx context.Context, cluster string, wait time.Durat
 		if who == "" {
 			who = "another lab command"
 		}
-		return nil, fmt.Errorf("cluster %s is busy: %s is still running; wait for it to finish and try again", cluster, who)
+		return nil, fmt.Errorf("cluster %s is busy: %s is still running; wait for it to finish, or stop it, and run your command again", cluster, who)
 	}
-	owner := fmt.Sprintf("pid %d (%s)", os.Getpid(), strings.Join(os.Args, " "))
+	// The owner file is what the busy error says: the command as typed (lab, not the binary's path) and since
+	// when, so the learner can find it in their terminals and judge whether it is stuck.
+	args := append([]string{filepath.Base(os.Args[0])}, os.Args[1:]...)
+	owner := fmt.Sprintf("pid %d (%s, since %s)", os.Getpid(), strings.Join(args, " "), time.Now().Format(time.TimeOnly))
 	_ = WriteFile(path+".owner", []byte(owner+"\n"))
 	return &Lock{fl: fl, owner: path + ".owner"}, nil
 }

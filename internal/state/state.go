@@ -63,10 +63,47 @@ func (s *Store) Read(cluster, file string, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("read %s: %w", s.Path(cluster, file), err)
+	return Decode(s.Path(cluster, file), b, v)
+}
+
+// Decode decodes data, read from the cluster state file at path, into v; data that does not decode is a
+// *CorruptError.
+func Decode(path string, data []byte, v any) error {
+	if err := json.Unmarshal(data, v); err != nil {
+		return &CorruptError{Path: path, Err: err}
 	}
 	return nil
+}
+
+// CorruptError is a cluster's state file that no longer decodes (a full disk, an edit by hand). Its message
+// is one line that says how to get past it, instead of a JSON error the learner can do nothing with.
+type CorruptError struct {
+	Path string
+	Err  error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("lab's state file %s is corrupt (%v): %s", e.Path, e.Err, wayOut(filepath.Base(filepath.Dir(e.Path)), filepath.Base(e.Path)))
+}
+
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// wayOut says how to get past a corrupt file of cluster with the commands that still work without it. The
+// files are other packages', named here because the store is where every one of them is read.
+func wayOut(cluster, file string) string {
+	switch file {
+	case "cluster.json":
+		// Without its record lab cannot prove the cluster is its own, so `lab cluster delete` refuses it.
+		return fmt.Sprintf("lab no longer knows the cluster as its own: delete it with `kind delete cluster --name %[1]s`, then run `lab cluster create --name %[1]s`", cluster)
+	case "ledger.json", "baseline.json":
+		// The ledger is what the scenario changed, the baseline what reset returns to: reset needs both.
+		return fmt.Sprintf("`lab reset` cannot restore the cluster without it: recreate the cluster with `lab cluster delete --name %[1]s && lab cluster create --name %[1]s`", cluster)
+	case "attempt.json":
+		return fmt.Sprintf("run `lab reset --name %s`, which restores the cluster without it and removes it, or delete it", cluster)
+	case "exam.json":
+		return fmt.Sprintf("delete it, which ends the exam, then run `lab reset --name %s` to restore the cluster", cluster)
+	}
+	return "delete it: lab does without it and writes it again when it needs it"
 }
 
 // Write encodes v as a cluster's JSON record.

@@ -93,3 +93,31 @@ func TestLockWaitInterruptedIsNotBusy(t *testing.T) {
 		t.Fatalf("an interrupted wait says so, not busy: %v", err)
 	}
 }
+
+// A state file cut short (a full disk) or edited by hand is one line that names it and says what to run; the
+// way out for each file is a command that works without it.
+func TestCorruptFileSaysTheWayOut(t *testing.T) {
+	s := At(t.TempDir())
+	for file, way := range map[string]string{
+		"attempt.json":     "run `lab reset --name lab`",
+		"baseline.json":    "`lab cluster delete --name lab && lab cluster create --name lab`",
+		"cluster.json":     "`kind delete cluster --name lab`, then run `lab cluster create --name lab`",
+		"exam.json":        "delete it, which ends the exam, then run `lab reset --name lab`",
+		"exam-report.json": "delete it: lab does without it",
+	} {
+		if err := WriteFile(s.Path("lab", file), []byte(`{"scenario": "bad-im`)); err != nil {
+			t.Fatal(err)
+		}
+		var v map[string]any
+		err := s.Read("lab", file, &v)
+		var corrupt *CorruptError
+		if !errors.As(err, &corrupt) || corrupt.Path != s.Path("lab", file) {
+			t.Fatalf("%s: %v, want a CorruptError naming the file", file, err)
+		}
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "lab's state file "+s.Path("lab", file)+" is corrupt (unexpected end of JSON input): ") ||
+			!strings.Contains(msg, way) || strings.Contains(msg, "\n") {
+			t.Errorf("%s: %q, want one line naming the file and saying %q", file, msg, way)
+		}
+	}
+}

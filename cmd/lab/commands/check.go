@@ -67,10 +67,14 @@ type checkJSON struct {
 }
 
 func (o *checkOptions) run(ctx context.Context, f *Factory) error {
-	sess, err := f.Session(ctx)
+	// The lock is held from reading the attempt to saving its grade, rather than taken again to re-read it
+	// before the save: grading must not see a reset or start change the cluster under it, nor --survive
+	// restart the kubelet under another command, and a hint taken meanwhile waits instead of being lost.
+	sess, unlock, err := lockedSession(ctx, f)
 	if err != nil {
 		return err
 	}
+	defer unlock()
 	a, inst, err := currentInstance(ctx, f, sess)
 	if err != nil {
 		return err

@@ -69,11 +69,7 @@ func (o *clusterCreateOptions) validate() error {
 }
 
 func (o *clusterCreateOptions) run(ctx context.Context, f *Factory) error {
-	p, err := f.Provider()
-	if err != nil {
-		return err
-	}
-	cl, reused, err := p.Create(ctx, f.ClusterName,
+	cl, reused, err := createCluster(ctx, f,
 		cluster.CreateWithWorkers(o.workers), cluster.CreateWithNodeImage(o.image),
 		cluster.CreateWithImages(o.images), cluster.CreateWithMergeKubeconfig(o.merge), cluster.CreateWithWait(o.wait))
 	if err != nil {
@@ -102,6 +98,11 @@ func newClusterDeleteCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			unlock, err := lockCluster(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			defer unlock()
 			// The exam's record, which names its clusters, goes with the cluster: its clusters go first.
 			e, err := session.ReadExam(st, f.ClusterName)
 			if err != nil {

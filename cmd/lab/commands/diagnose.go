@@ -69,10 +69,11 @@ func (o *diagnoseOptions) complete(args []string) error {
 }
 
 func (o *diagnoseOptions) run(cmd *cobra.Command, f *Factory) error {
-	sess, err := f.Session(cmd.Context())
+	sess, unlock, err := lockedSession(cmd.Context(), f)
 	if err != nil {
 		return err
 	}
+	defer unlock()
 	a, inst, err := currentInstance(cmd.Context(), f, sess)
 	if err != nil {
 		return err

@@ -46,10 +46,11 @@ func (o *hintOptions) validate() error {
 }
 
 func (o *hintOptions) run(ctx context.Context, f *Factory) error {
-	sess, err := f.Session(ctx)
+	sess, unlock, err := lockedSession(ctx, f)
 	if err != nil {
 		return err
 	}
+	defer unlock()
 	a, inst, err := currentInstance(ctx, f, sess)
 	if err != nil {
 		return err
@@ -85,10 +86,11 @@ func newSolutionCmd(f *Factory) *cobra.Command {
 		Example: "  lab solution",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			sess, err := f.Session(cmd.Context())
+			sess, unlock, err := lockedSession(cmd.Context(), f)
 			if err != nil {
 				return err
 			}
+			defer unlock()
 			a, inst, err := currentInstance(cmd.Context(), f, sess)
 			if err != nil {
 				return err

@@ -33,8 +33,14 @@ func (e *ExitError) Error() string { return e.Err.Error() }
 
 // Main runs lab with args on the given streams and returns the process exit code.
 func Main(args []string, in io.Reader, out, errOut io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	done := make(chan struct{})
+	defer close(done)
+	go onInterrupt(sigs, done, cancel, errOut, os.Exit)
 	root := NewRoot(in, out, errOut)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
@@ -59,6 +65,24 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 	}
 	fmt.Fprintf(errOut, "error: %s\n", oneLine(err.Error()))
 	return 1
+}
+
+// onInterrupt cancels the command at the first interrupt, so it stops where it can and says what it left;
+// at a second one it exits at once with 130, for a command that does not stop soon enough (a wait that does
+// not heed the context, a child that ignores the signal). It returns when done closes.
+func onInterrupt(sigs <-chan os.Signal, done <-chan struct{}, cancel context.CancelFunc, errOut io.Writer, exit func(int)) {
+	select {
+	case <-done:
+		return
+	case <-sigs:
+		cancel()
+	}
+	select {
+	case <-done:
+	case <-sigs:
+		fmt.Fprintln(errOut, "error: interrupted again: exited at once, without cleaning up; `lab status` (in an exam `lab exam status`) shows what was left")
+		exit(130)
+	}
 }
 
 // oneLine keeps multi-error messages on one line each, indented, so the first line says what to do.

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"strings"
-	"time"
 
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
@@ -17,15 +15,6 @@ import (
 	"github.com/cka-lab/lab/internal/session"
 	"github.com/cka-lab/lab/scenarios"
 )
-
-// lockWait is how long a command waits for another lab command on the same cluster: $LAB_LOCK_WAIT (a
-// duration), else 10s.
-func lockWait() time.Duration {
-	if d, err := time.ParseDuration(os.Getenv("LAB_LOCK_WAIT")); err == nil && d >= 0 {
-		return d
-	}
-	return 10 * time.Second
-}
 
 type startOptions struct {
 	scenario string
@@ -100,33 +89,49 @@ func startScenario(ctx context.Context, f *Factory, id string, seed int64) error
 
 // ensureCluster creates the lab cluster when there is none; an existing one is verified by lockedSession.
 func ensureCluster(ctx context.Context, f *Factory, cat *scenarios.Catalog) error {
-	p, err := f.Provider()
-	if err != nil {
-		return err
-	}
 	if _, err := f.Cluster(ctx); !errors.Is(err, cluster.ErrNoCluster) {
 		return nil
 	}
-	_, _, err = p.Create(ctx, f.ClusterName, cluster.CreateWithImages(cat.Images()))
+	_, _, err := createCluster(ctx, f, cluster.CreateWithImages(cat.Images()))
 	return err
+}
+
+// createCluster creates the lab cluster, or reuses it, holding its lock: a command on a cluster being made
+// would find it half-made.
+func createCluster(ctx context.Context, f *Factory, opts ...cluster.CreateOption) (*cluster.Cluster, bool, error) {
+	p, err := f.Provider()
+	if err != nil {
+		return nil, false, err
+	}
+	unlock, err := lockCluster(ctx, f)
+	if err != nil {
+		return nil, false, err
+	}
+	defer unlock()
+	return p.Create(ctx, f.ClusterName, opts...)
+}
+
+// lockCluster takes the cluster's lock (session.Lock) for the rest of a command.
+func lockCluster(ctx context.Context, f *Factory) (func(), error) {
+	st, err := f.Store()
+	if err != nil {
+		return nil, err
+	}
+	return session.Lock(ctx, st, f.ClusterName)
 }
 
 // lockedSession returns a session holding the cluster's lock, so two lab commands never change it at once.
 func lockedSession(ctx context.Context, f *Factory) (*session.Session, func(), error) {
-	st, err := f.Store()
-	if err != nil {
-		return nil, nil, err
-	}
-	lock, err := st.LockCluster(ctx, f.ClusterName, lockWait())
+	unlock, err := lockCluster(ctx, f)
 	if err != nil {
 		return nil, nil, err
 	}
 	sess, err := f.Session(ctx)
 	if err != nil {
-		_ = lock.Unlock()
+		unlock()
 		return nil, nil, err
 	}
-	return sess, func() { _ = lock.Unlock() }, nil
+	return sess, unlock, nil
 }
 
 func printTask(w io.Writer, inst *scenarios.Instance, kubeconfig string) {
