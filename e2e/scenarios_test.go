@@ -419,6 +419,15 @@ var shortcuts = []struct {
 		},
 	},
 	{
+		"the running Pods' images set in place, their controller left as it is",
+		func(w scenarios.PodSelector) string {
+			return fmt.Sprintf("kubectl -n %s get pods -l %s -o name | while read -r p; do kubectl -n %s set image \"$p\" '*=nginx:1.27'; done", w.Namespace, w.Selector, w.Namespace)
+		},
+		func(w scenarios.PodSelector) string {
+			return fmt.Sprintf("kubectl -n %s delete pods -l %s --wait=false", w.Namespace, w.Selector)
+		},
+	},
+	{
 		"the running Pods relabelled so their ReplicaSet lets go of them",
 		func(w scenarios.PodSelector) string {
 			return fmt.Sprintf("kubectl -n %s label pods -l %s pod-template-hash-", w.Namespace, w.Selector)

@@ -1,8 +1,10 @@
 package grader
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -77,7 +79,42 @@ func (o *owners) currentReplicaSet(ctx context.Context, p *corev1.Pod, name stri
 		return false, fmt.Sprintf("Pod %s is from revision %s of deployment/%s, not its current revision %s",
 			p.Name, rs.Annotations[revisionAnnotation], d.Name, d.Annotations[revisionAnnotation]), nil
 	}
+	if why := changedInPlace(p, &rs.Spec.Template); why != "" {
+		return false, why, nil
+	}
 	return true, "", nil
+}
+
+// changedInPlace says how a Pod runs another image than its template where the image was set on the Pod
+// itself (`kubectl set image pod/...`, an edit): the template, still broken, is what a restarted or replaced
+// Pod runs. An image a mutating webhook set when the Pod was created is what the API server admitted, and
+// counts: only an update after creation is a change in place.
+func changedInPlace(p *corev1.Pod, tmpl *corev1.PodTemplateSpec) string {
+	if !imageUpdated(p) {
+		return ""
+	}
+	want := map[string]string{}
+	for _, c := range slices.Concat(tmpl.Spec.InitContainers, tmpl.Spec.Containers) {
+		want[c.Name] = c.Image
+	}
+	for _, c := range slices.Concat(p.Spec.InitContainers, p.Spec.Containers) {
+		if w, ok := want[c.Name]; ok && w != c.Image {
+			return fmt.Sprintf("Pod %s runs %s in container %s, set on the Pod itself; its template still says %s, which every replaced Pod runs", p.Name, c.Image, c.Name, w)
+		}
+	}
+	return ""
+}
+
+// imageUpdated says whether someone other than the controller that made the Pod owns one of its container
+// images, by its managed fields: the controller's own entry (kube-controller-manager, with whatever a webhook
+// set at admission) is how the Pod was created, any other is a write to the running Pod.
+func imageUpdated(p *corev1.Pod) bool {
+	for _, mf := range p.ManagedFields {
+		if mf.Manager != "kube-controller-manager" && mf.Subresource == "" && mf.FieldsV1 != nil && bytes.Contains(mf.FieldsV1.Raw, []byte(`"f:image"`)) {
+			return true
+		}
+	}
+	return false
 }
 
 // readRevisions finds the current revision of every StatefulSet (its updateRevision) and DaemonSet (its newest

@@ -108,3 +108,29 @@ func TestContainerImages(t *testing.T) {
 		t.Errorf("missing container: got %q", got)
 	}
 }
+
+func TestAPodChangedInPlaceDoesNotCountForItsBrokenTemplate(t *testing.T) {
+	tmpl := &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx:1.27-typo"}}}}
+	pod := func(image string, managed ...metav1.ManagedFieldsEntry) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-1", ManagedFields: managed},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: image}, {Name: "injected", Image: "busybox:1.36"}}}}
+	}
+	created := metav1.ManagedFieldsEntry{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate,
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{"f:image":{}}}}}`)}}
+	setImage := metav1.ManagedFieldsEntry{Manager: "kubectl-set", Operation: metav1.ManagedFieldsOperationUpdate,
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{"f:image":{}}}}}`)}}
+	relabel := metav1.ManagedFieldsEntry{Manager: "kubectl-label", Operation: metav1.ManagedFieldsOperationUpdate,
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:tier":{}}}}`)}}
+	status := metav1.ManagedFieldsEntry{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status",
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:containerStatuses":{},"f:image":{}}}`)}}
+	if why := changedInPlace(pod("nginx:1.27", created, setImage), tmpl); !strings.Contains(why, "set on the Pod itself") {
+		t.Errorf("an image set on the running Pod: %q", why)
+	}
+	// A webhook's image at admission, a relabel and the kubelet's status are no change of the image in place.
+	if why := changedInPlace(pod("nginx:1.27", created, relabel, status), tmpl); why != "" {
+		t.Errorf("no image written after creation: %q", why)
+	}
+	if why := changedInPlace(pod("nginx:1.27-typo", created, setImage), tmpl); why != "" {
+		t.Errorf("an image set in place to what the template says: %q", why)
+	}
+}
