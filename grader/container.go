@@ -66,40 +66,47 @@ func (e Env) container(ctx context.Context, c *scenarios.ContainerCheck) Result 
 		}
 		return e.fail("%s, want %q", desc, c.CommandLine)
 	}
-	port, how := probePort(ctr, c.Probe.Kind)
+	port, typ, path, how := probePort(ctr, c.Probe.Kind)
 	desc := fmt.Sprintf("the %s probe of %s's container %s %s", c.Probe.Kind, c.Object, ctr.Name, how)
-	if port == c.Probe.Port {
+	want := fmt.Sprintf("port %d", c.Probe.Port)
+	if c.Probe.Type != "" {
+		want = map[string]string{"http": "an HTTP GET", "tcp": "a TCP connect", "grpc": "a gRPC check"}[c.Probe.Type] + " on " + want
+	}
+	if c.Probe.Path != "" {
+		want += " for " + c.Probe.Path
+	}
+	if port == c.Probe.Port && (c.Probe.Type == "" || typ == c.Probe.Type) && (c.Probe.Path == "" || path == c.Probe.Path) {
 		return pass("%s", desc)
 	}
-	return e.fail("%s, want port %d", desc, c.Probe.Port)
+	return e.fail("%s, want %s", desc, want)
 }
 
 // probePort is the port a probe reaches, a named port resolved against the container's ports as the
-// kubelet resolves it (0: no port), and how the probe reaches it.
-func probePort(ctr *corev1.Container, kind string) (int32, string) {
+// kubelet resolves it (0: no port), its type (http, tcp, grpc, exec; "" when unset), an HTTP probe's path,
+// and how the probe reaches it.
+func probePort(ctr *corev1.Container, kind string) (port int32, typ, path, how string) {
 	p := map[string]*corev1.Probe{"readiness": ctr.ReadinessProbe, "liveness": ctr.LivenessProbe, "startup": ctr.StartupProbe}[kind]
 	if p == nil {
-		return 0, "is not set"
+		return 0, "", "", "is not set"
 	}
-	var port intstr.IntOrString
-	var how string
+	var named intstr.IntOrString
 	switch {
 	case p.HTTPGet != nil:
-		port, how = p.HTTPGet.Port, "is an HTTP GET on port "
+		named, typ, path, how = p.HTTPGet.Port, "http", p.HTTPGet.Path, "is an HTTP GET for "+p.HTTPGet.Path+" on port "
 	case p.TCPSocket != nil:
-		port, how = p.TCPSocket.Port, "is a TCP connect on port "
+		named, typ, how = p.TCPSocket.Port, "tcp", "is a TCP connect on port "
 	case p.GRPC != nil:
-		return p.GRPC.Port, fmt.Sprintf("is a gRPC check on port %d", p.GRPC.Port)
+		return p.GRPC.Port, "grpc", "", fmt.Sprintf("is a gRPC check on port %d", p.GRPC.Port)
 	default:
-		return 0, "runs a command, on no port"
+		return 0, "exec", "", "runs a command, on no port"
 	}
-	if port.Type == intstr.Int {
-		return port.IntVal, how + port.String()
+	if named.Type == intstr.Int {
+		return named.IntVal, typ, path, how + named.String()
 	}
 	for _, cp := range ctr.Ports {
-		if cp.Name == port.StrVal {
-			return cp.ContainerPort, fmt.Sprintf("%s%s (%d)", how, port.StrVal, cp.ContainerPort)
+		if cp.Name == named.StrVal {
+			return cp.ContainerPort, typ, path, fmt.Sprintf("%s%s (%d)", how, named.StrVal, cp.ContainerPort)
 		}
 	}
-	return 0, how + port.StrVal + ", a name no container port has"
+	return 0, typ, path, how + named.StrVal + ", a name no container port has"
 }

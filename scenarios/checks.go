@@ -471,13 +471,22 @@ func (c *ContainerCheck) Validate() []Problem {
 	if c.Probe != nil && !slices.Contains([]string{"readiness", "liveness", "startup"}, c.Probe.Kind) {
 		out = append(out, problem("probe", "kind must be readiness, liveness or startup"))
 	}
+	if c.Probe != nil && !slices.Contains([]string{"", "http", "tcp", "grpc"}, c.Probe.Type) {
+		out = append(out, problem("probe", "type must be http, tcp or grpc"))
+	}
+	if c.Probe != nil && c.Probe.Path != "" && c.Probe.Type != "http" {
+		out = append(out, problem("probe", "path needs type http"))
+	}
 	return out
 }
 
-// ProbePort is the port a readiness, liveness or startup probe must reach.
+// ProbePort is the port a readiness, liveness or startup probe must reach; Type, when set, how it must reach it
+// (http, tcp, grpc), and Path the path an HTTP probe must ask for.
 type ProbePort struct {
 	Kind string `yaml:"kind"`
+	Type string `yaml:"type"`
 	Port int32  `yaml:"port"`
+	Path string `yaml:"path"`
 }
 
 // ExistsCheck passes while the object exists.
