@@ -121,7 +121,7 @@ type CanI struct {
 
 // Touches is the subject it asks about, in its namespace: the bindings that name it decide the answer.
 func (c *CanI) Touches() Footprint {
-	return Footprint{Subjects: []SubjectUse{{Name: c.As, Groups: c.Groups, Namespace: c.Namespace}}}
+	return Footprint{Subjects: []SubjectUse{{Name: c.As, Groups: c.Groups, Namespace: c.Namespace, Grants: c.Allowed}}}
 }
 func (c *CanI) Validate() []Problem { return nil }
 
@@ -340,7 +340,7 @@ type GrantsCheck struct {
 }
 
 func (c *GrantsCheck) Touches() Footprint {
-	return Footprint{Subjects: []SubjectUse{{Name: c.As, Groups: c.Groups}}}
+	return Footprint{Subjects: []SubjectUse{{Name: c.As, Groups: c.Groups, Grants: true}}}
 }
 
 func (c *GrantsCheck) Validate() []Problem {

@@ -99,11 +99,14 @@ type NodeUse struct {
 }
 
 // SubjectUse is a subject whose permissions a check judges: a user or "system:serviceaccount:NS:NAME", with
-// its groups, and the namespace it is asked about ("" for cluster-wide).
+// its groups, and the namespace it is asked about ("" for cluster-wide). Grants says the check wants a
+// permission granted (a fix may write RBAC for it); without it the subject must stay refused, and a binding
+// that gives it more is no part of the task.
 type SubjectUse struct {
 	Name      string
 	Groups    []string
 	Namespace string
+	Grants    bool
 }
 
 // Problem is one thing a kind's fields lack.

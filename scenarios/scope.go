@@ -21,7 +21,8 @@ type Scope struct {
 	// Pods are the Pods the task reads; Services those it reaches Pods through.
 	Pods     []PodSelector `json:"pods,omitempty"`
 	Services []ServiceRef  `json:"services,omitempty"`
-	// Subjects are the users and ServiceAccounts whose permissions the task judges.
+	// Subjects are the users and ServiceAccounts the task grants permissions (one it only keeps refused
+	// involves no RBAC write).
 	Subjects []SubjectUse `json:"subjects,omitempty"`
 	// Namespaces are where the task reads or works: new objects may be made there (and the namespace itself
 	// created). Namespace objects themselves (their labels) are involved only when named in Objects.
@@ -95,6 +96,9 @@ func (s *Scenario) Scope() Scope {
 			sc.addObject("Service", sv.Namespace, sv.Name)
 		}
 		for _, su := range fp.Subjects {
+			if !su.Grants {
+				continue
+			}
 			sc.Subjects = append(sc.Subjects, su)
 			if su.Namespace != "" {
 				sc.Namespaces = append(sc.Namespaces, su.Namespace)
