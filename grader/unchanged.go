@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -30,8 +31,29 @@ var nodeReads struct {
 // starts caches the snapshots the task started from, by file.
 var starts sync.Map
 
+// lastLive keeps the last comparison for unchangedEvery: a Take lists every tracked kind cluster-wide, and
+// settle evaluates every check each half second, which would keep a small API server busy for the guard alone.
+var lastLive struct {
+	sync.Mutex
+	at     time.Time
+	result Result
+}
+
+const unchangedEvery = 2 * time.Second
+
 // unchanged passes while no net change since the task was shown lies outside what the task involves.
 func (e Env) unchanged(ctx context.Context, c *scenarios.UnchangedCheck) Result {
+	lastLive.Lock()
+	defer lastLive.Unlock()
+	if !lastLive.at.IsZero() && time.Since(lastLive.at) < unchangedEvery {
+		return lastLive.result
+	}
+	r := e.compareWithStart(ctx, c)
+	lastLive.at, lastLive.result = time.Now(), r
+	return r
+}
+
+func (e Env) compareWithStart(ctx context.Context, c *scenarios.UnchangedCheck) Result {
 	start, err := loadStart(c.Since)
 	if err != nil {
 		return e.fail("cannot read the snapshot taken when the task was shown: %v", err)

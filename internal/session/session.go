@@ -275,12 +275,29 @@ func (s *Session) recordTaskStart(ctx context.Context, beforeFaults *baseline.Sn
 	}
 	start, err := s.snapshot(ctx)
 	if err != nil {
-		return err
+		// A control-plane fault's symptom is an API server that does not answer: the objects are as the
+		// faults applied them, which their footprints name, and the nodes are read without it.
+		if start, err = s.nodesSince(ctx, beforeFaults); err != nil {
+			return err
+		}
 	}
 	if err := s.Store.Write(s.Cluster.Name, taskStartFile, start); err != nil {
 		return err
 	}
 	return s.Store.Write(s.Cluster.Name, faultChangesFile, baseline.Diff(beforeFaults, start))
+}
+
+// nodesSince is snap with the nodes' files and services read now.
+func (s *Session) nodesSince(ctx context.Context, snap *baseline.Snapshot) (*baseline.Snapshot, error) {
+	ns, err := s.Cluster.Nodes()
+	if err != nil {
+		return nil, err
+	}
+	out := *snap
+	if out.Files, out.Units, err = baseline.ReadNodes(ctx, ns); err != nil {
+		return nil, fmt.Errorf("record the nodes for grading: %w", err)
+	}
+	return &out, nil
 }
 
 // forgetTaskStart removes the previous task's start, which no later check may compare with.
