@@ -318,6 +318,9 @@ func netChangeProbes(ctx context.Context, scope scenarios.Scope) []netChange {
 		if strings.HasPrefix(ns, "kube-") || ns == "default" || ns == "local-path-storage" {
 			continue
 		}
+		if scope.IsOpen(ns) {
+			continue
+		}
 		if d := otherDeployment(ctx, ns, scope); d != "" && len(out) == 0 {
 			out = append(out, netChange{
 				name:  "Deployment " + d + " in " + ns + ", which the task does not involve, scaled to 0",

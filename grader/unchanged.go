@@ -212,7 +212,11 @@ func (in *involvement) resolve() {
 	for _, k := range workloads {
 		o := in.start.Objects[k]
 		for _, ref := range templateRefs(templates[k]) {
-			in.objects[scenarios.ObjectKey(ref[0], o.Namespace, ref[1])] = true
+			ns := o.Namespace
+			if ref[0] == "PriorityClass" || ref[0] == "RuntimeClass" {
+				ns = ""
+			}
+			in.objects[scenarios.ObjectKey(ref[0], ns, ref[1])] = true
 		}
 	}
 	for k, o := range in.start.Objects {
@@ -358,13 +362,15 @@ func labelSelector(m map[string]any) labels.Selector {
 	return sel
 }
 
-// templateRefs are the objects a Pod template uses by name, as [kind, name]: its ServiceAccount, the
-// ConfigMaps and Secrets of its volumes and environment, its claims.
+// templateRefs are the objects a Pod template uses by name, as [kind, name]: its ServiceAccount, priority and
+// runtime classes, the ConfigMaps and Secrets of its volumes and environment, its claims.
 func templateRefs(tmpl map[string]any) [][2]string {
 	var out [][2]string
 	spec, _, _ := unstructured.NestedMap(tmpl, "spec")
-	if sa, _, _ := unstructured.NestedString(spec, "serviceAccountName"); sa != "" {
-		out = append(out, [2]string{"ServiceAccount", sa})
+	for field, kind := range map[string]string{"serviceAccountName": "ServiceAccount", "priorityClassName": "PriorityClass", "runtimeClassName": "RuntimeClass"} {
+		if name, _, _ := unstructured.NestedString(spec, field); name != "" {
+			out = append(out, [2]string{kind, name})
+		}
 	}
 	vols, _, _ := unstructured.NestedSlice(spec, "volumes")
 	for _, v := range vols {
@@ -458,6 +464,11 @@ func (in *involvement) involves(r baseline.Residue) bool {
 	case r.Kind == "Node":
 		return sc.HasNode(r.Name) || r.Paths[0] == "taints" && in.onlyLifecycleTaints(r.Name)
 	case r.Namespace == labNamespace:
+		return true
+	case r.Kind == "CertificateSigningRequest" || r.Kind == "PersistentVolume":
+		// The cluster makes and removes these itself with what asks for them: a request grants nothing until
+		// approved (which the checks that need it judge), and a provisioner makes and deletes volumes for
+		// claims.
 		return true
 	case r.Kind == "Namespace":
 		return sc.Has("Namespace", "", r.Name) || r.What == "extra" && sc.HasNamespace(r.Name)

@@ -33,6 +33,9 @@ type Scope struct {
 	// services it involves. "*" is every node.
 	Nodes  []string `json:"nodes,omitempty"`
 	Inside []string `json:"inside,omitempty"`
+	// Open are namespaces where a check judges whatever it finds at run time (a Helm release, a Kustomize
+	// directory, an operator's objects): any object there may be part of the fix.
+	Open []string `json:"open,omitempty"`
 	// System says the task involves kube-system's own objects.
 	System bool `json:"system,omitempty"`
 	// MayChange is the scenario's own list of what else a correct fix may change.
@@ -80,6 +83,9 @@ func (s *Scenario) Scope() Scope {
 	add := func(fp Footprint, fault bool) {
 		sc.Namespaces = append(sc.Namespaces, fp.Namespaces...)
 		sc.Namespaces = append(sc.Namespaces, fp.Watches...)
+		if !fault {
+			sc.Open = append(sc.Open, fp.Watches...)
+		}
 		for _, o := range fp.Objects {
 			if o.Kind != "" && o.Name != "" {
 				sc.addObject(o.Kind, o.Namespace, o.Name)
@@ -164,7 +170,7 @@ func (sc *Scope) AddInside(node string) { sc.Inside = append(sc.Inside, node) }
 
 // normalize sorts and deduplicates every list, so a Scope compares and prints the same every time.
 func (sc Scope) normalize() Scope {
-	for _, l := range []*[]string{&sc.Objects, &sc.Namespaces, &sc.Kinds, &sc.Nodes, &sc.Inside} {
+	for _, l := range []*[]string{&sc.Objects, &sc.Namespaces, &sc.Kinds, &sc.Nodes, &sc.Inside, &sc.Open} {
 		*l = slices.Compact(slices.Sorted(slices.Values(slices.DeleteFunc(*l, func(s string) bool { return s == "" }))))
 	}
 	return sc
@@ -173,9 +179,13 @@ func (sc Scope) normalize() Scope {
 // Normalized returns sc sorted and deduplicated.
 func (sc Scope) Normalized() Scope { return sc.normalize() }
 
-// Has says whether the task involves the object by name (or by the scenario's mayChange list).
+// Has says whether the task involves the object by name (or by the scenario's mayChange list, or as one of
+// an open namespace).
 func (sc Scope) Has(kind, namespace, name string) bool {
 	if _, ok := slices.BinarySearch(sc.Objects, ObjectKey(kind, namespace, name)); ok {
+		return true
+	}
+	if kind != "Namespace" && sc.IsOpen(namespace) {
 		return true
 	}
 	if sc.System && namespace == "kube-system" {
@@ -187,6 +197,11 @@ func (sc Scope) Has(kind, namespace, name string) bool {
 		}
 	}
 	return false
+}
+
+// IsOpen says whether a check judges whatever it finds in the namespace.
+func (sc Scope) IsOpen(ns string) bool {
+	return ns != "" && slices.Contains(sc.Open, ns)
 }
 
 // HasNamespace says whether the task reads or works in the namespace.
