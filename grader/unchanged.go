@@ -10,8 +10,11 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 
 	"github.com/cka-lab/lab/internal/baseline"
 	"github.com/cka-lab/lab/scenarios"
@@ -365,59 +368,56 @@ func labelSelector(m map[string]any) labels.Selector {
 // templateRefs are the objects a Pod template uses by name, as [kind, name]: its ServiceAccount, priority and
 // runtime classes, the ConfigMaps and Secrets of its volumes and environment, its claims.
 func templateRefs(tmpl map[string]any) [][2]string {
+	var pod corev1.PodTemplateSpec
+	if runtime.DefaultUnstructuredConverter.FromUnstructured(tmpl, &pod) != nil {
+		return nil
+	}
 	var out [][2]string
-	spec, _, _ := unstructured.NestedMap(tmpl, "spec")
-	for field, kind := range map[string]string{"serviceAccountName": "ServiceAccount", "priorityClassName": "PriorityClass", "runtimeClassName": "RuntimeClass"} {
-		if name, _, _ := unstructured.NestedString(spec, field); name != "" {
+	add := func(kind, name string) {
+		if name != "" {
 			out = append(out, [2]string{kind, name})
 		}
 	}
-	vols, _, _ := unstructured.NestedSlice(spec, "volumes")
-	for _, v := range vols {
-		m, _ := v.(map[string]any)
-		if n, _, _ := unstructured.NestedString(m, "configMap", "name"); n != "" {
-			out = append(out, [2]string{"ConfigMap", n})
+	spec := pod.Spec
+	add("ServiceAccount", spec.ServiceAccountName)
+	add("PriorityClass", spec.PriorityClassName)
+	add("RuntimeClass", ptr.Deref(spec.RuntimeClassName, ""))
+	for _, v := range spec.Volumes {
+		if v.ConfigMap != nil {
+			add("ConfigMap", v.ConfigMap.Name)
 		}
-		if n, _, _ := unstructured.NestedString(m, "secret", "secretName"); n != "" {
-			out = append(out, [2]string{"Secret", n})
+		if v.Secret != nil {
+			add("Secret", v.Secret.SecretName)
 		}
-		if n, _, _ := unstructured.NestedString(m, "persistentVolumeClaim", "claimName"); n != "" {
-			out = append(out, [2]string{"PersistentVolumeClaim", n})
+		if v.PersistentVolumeClaim != nil {
+			add("PersistentVolumeClaim", v.PersistentVolumeClaim.ClaimName)
 		}
-		srcs, _, _ := unstructured.NestedSlice(m, "projected", "sources")
-		for _, s := range srcs {
-			sm, _ := s.(map[string]any)
-			if n, _, _ := unstructured.NestedString(sm, "configMap", "name"); n != "" {
-				out = append(out, [2]string{"ConfigMap", n})
-			}
-			if n, _, _ := unstructured.NestedString(sm, "secret", "name"); n != "" {
-				out = append(out, [2]string{"Secret", n})
+		if v.Projected != nil {
+			for _, src := range v.Projected.Sources {
+				if src.ConfigMap != nil {
+					add("ConfigMap", src.ConfigMap.Name)
+				}
+				if src.Secret != nil {
+					add("Secret", src.Secret.Name)
+				}
 			}
 		}
 	}
-	for _, list := range []string{"initContainers", "containers"} {
-		cs, _, _ := unstructured.NestedSlice(spec, list)
-		for _, c := range cs {
-			cm, _ := c.(map[string]any)
-			envs, _, _ := unstructured.NestedSlice(cm, "env")
-			for _, e := range envs {
-				em, _ := e.(map[string]any)
-				if n, _, _ := unstructured.NestedString(em, "valueFrom", "configMapKeyRef", "name"); n != "" {
-					out = append(out, [2]string{"ConfigMap", n})
-				}
-				if n, _, _ := unstructured.NestedString(em, "valueFrom", "secretKeyRef", "name"); n != "" {
-					out = append(out, [2]string{"Secret", n})
-				}
+	for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
+		for _, e := range c.Env {
+			if e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil {
+				add("ConfigMap", e.ValueFrom.ConfigMapKeyRef.Name)
 			}
-			froms, _, _ := unstructured.NestedSlice(cm, "envFrom")
-			for _, f := range froms {
-				fm, _ := f.(map[string]any)
-				if n, _, _ := unstructured.NestedString(fm, "configMapRef", "name"); n != "" {
-					out = append(out, [2]string{"ConfigMap", n})
-				}
-				if n, _, _ := unstructured.NestedString(fm, "secretRef", "name"); n != "" {
-					out = append(out, [2]string{"Secret", n})
-				}
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+				add("Secret", e.ValueFrom.SecretKeyRef.Name)
+			}
+		}
+		for _, f := range c.EnvFrom {
+			if f.ConfigMapRef != nil {
+				add("ConfigMap", f.ConfigMapRef.Name)
+			}
+			if f.SecretRef != nil {
+				add("Secret", f.SecretRef.Name)
 			}
 		}
 	}

@@ -237,16 +237,15 @@ func Take(ctx context.Context, c *kube.Clients, ns []nodes.Node) (*Snapshot, err
 		}
 		return nil
 	})
-	for _, n := range ns {
+	if len(ns) > 0 {
 		g.Go(func() error {
-			files, units, err := readNode(gctx, n)
+			files, units, err := ReadNodes(gctx, ns)
 			if err != nil {
 				return err
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			maps.Copy(s.Files, files)
-			maps.Copy(s.Units, units)
+			s.Files, s.Units = files, units
 			return nil
 		})
 	}
