@@ -157,7 +157,7 @@ func TestOutsideFailsWhatTheTaskDoesNotInvolve(t *testing.T) {
 			change: func(w *world) {
 				w.nodes["lab-worker2"] = baseline.Node{Labels: w.nodes["lab-worker2"].Labels, Taints: []corev1.Taint{{Key: "dedicated", Value: "x", Effect: corev1.TaintEffectNoExecute}}}
 			},
-			want: "node lab-worker2 changed (taints: [dedicated=x:NoExecute], baseline [])",
+			want: "node lab-worker2 changed (taints: dedicated=x:NoExecute added)",
 		},
 		{
 			name: "a bare Pod left in another namespace",

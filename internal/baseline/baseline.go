@@ -415,7 +415,7 @@ func Diff(base, live *Snapshot) []Residue {
 			out = append(out, node("labels", labelChange(b.Labels, l.Labels)))
 		}
 		if bt, lt := taintStrings(b.Taints), taintStrings(l.Taints); !slices.Equal(bt, lt) {
-			out = append(out, node("taints", fmt.Sprintf("%v, baseline %v", lt, bt)))
+			out = append(out, node("taints", setChange(bt, lt)))
 		}
 		if b.Unschedulable != l.Unschedulable {
 			out = append(out, node("schedulability", map[bool]string{true: "cordoned", false: "uncordoned"}[l.Unschedulable]))
@@ -443,6 +443,22 @@ func Diff(base, live *Snapshot) []Residue {
 		}
 	}
 	return out
+}
+
+// setChange says what live adds to base and what it lacks: "dedicated=gpu:NoSchedule added, x=:NoExecute removed".
+func setChange(base, live []string) string {
+	var parts []string
+	for _, t := range live {
+		if !slices.Contains(base, t) {
+			parts = append(parts, t+" added")
+		}
+	}
+	for _, t := range base {
+		if !slices.Contains(live, t) {
+			parts = append(parts, t+" removed")
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // labelChange says how labels changed, kubectl's way: "team=web added, tier removed".

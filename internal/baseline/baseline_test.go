@@ -44,7 +44,7 @@ func TestDiffCleanAndResidue(t *testing.T) {
 		"changed ClusterRoleBinding crb",
 		"missing Namespace default",
 		"extra ClusterRoleBinding admin-for-ci",
-		"changed node w taints: [], baseline [k=:NoSchedule]",
+		"changed node w taints: k=:NoSchedule removed",
 		"changed file w:/etc/cni/net.d/10.conflist",
 		"changed unit w:kubelet: inactive, baseline active",
 	}
