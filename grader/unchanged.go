@@ -192,6 +192,7 @@ func (in *involvement) resolve() {
 	// Objects of the start decide: a selector a learner loosened afterwards must not pull in what it now matches.
 	var workloads []string
 	templates := map[string]map[string]any{}
+	podLabels := map[string]labels.Set{}
 	for k, o := range in.start.Objects {
 		path, ok := podTemplate[o.Kind]
 		if !ok {
@@ -207,6 +208,7 @@ func (in *involvement) resolve() {
 		}
 		templates[k] = tmpl
 		lbls, _, _ := unstructured.NestedStringMap(tmpl, "metadata", "labels")
+		podLabels[k] = lbls
 		if in.scope.Has(o.Kind, o.Namespace, o.Name) || in.selectedByTask(o.Namespace, lbls) {
 			in.objects[k] = true
 			workloads = append(workloads, k)
@@ -231,12 +233,12 @@ func (in *involvement) resolve() {
 				path = []string{"spec", "selector"}
 			}
 			sel, _, _ := unstructured.NestedMap(c, path...)
-			if in.selectsWorkload(o.Namespace, labelSelector(sel), workloads) {
+			if in.selectsWorkload(o.Namespace, labelSelector(sel), workloads, podLabels) {
 				in.objects[k] = true
 			}
 		case "Service":
 			sel, _, _ := unstructured.NestedStringMap(c, "spec", "selector")
-			if len(sel) > 0 && in.selectsWorkload(o.Namespace, labels.SelectorFromSet(sel), workloads) {
+			if len(sel) > 0 && in.selectsWorkload(o.Namespace, labels.SelectorFromSet(sel), workloads, podLabels) {
 				in.objects[k] = true
 			}
 		}
@@ -304,21 +306,14 @@ func (in *involvement) selectedByTask(ns string, lbls map[string]string) bool {
 	return false
 }
 
-func (in *involvement) selectsWorkload(ns string, sel labels.Selector, workloads []string) bool {
+// selectsWorkload says whether sel, in ns, selects the Pods of one of the task's workloads, by the labels of
+// their templates.
+func (in *involvement) selectsWorkload(ns string, sel labels.Selector, workloads []string, podLabels map[string]labels.Set) bool {
 	if sel == nil {
 		return false
 	}
 	for _, k := range workloads {
-		o := in.start.Objects[k]
-		if o.Namespace != ns {
-			continue
-		}
-		tmpl := content(o)
-		if path := podTemplate[o.Kind]; path != nil {
-			tmpl, _, _ = unstructured.NestedMap(tmpl, path...)
-		}
-		lbls, _, _ := unstructured.NestedStringMap(tmpl, "metadata", "labels")
-		if sel.Matches(labels.Set(lbls)) {
+		if in.start.Objects[k].Namespace == ns && sel.Matches(podLabels[k]) {
 			return true
 		}
 	}
@@ -503,14 +498,7 @@ func (in *involvement) createdNamespace(ns string) bool {
 // sets and clears (node.kubernetes.io/not-ready, unreachable, unschedulable, pressure).
 func (in *involvement) onlyLifecycleTaints(node string) bool {
 	own := func(n baseline.Node) []string {
-		var out []string
-		for _, t := range n.Taints {
-			if !strings.HasPrefix(t.Key, "node.kubernetes.io/") {
-				out = append(out, fmt.Sprintf("%s=%s:%s", t.Key, t.Value, t.Effect))
-			}
-		}
-		slices.Sort(out)
-		return out
+		return slices.DeleteFunc(baseline.TaintStrings(n.Taints), func(t string) bool { return strings.HasPrefix(t, "node.kubernetes.io/") })
 	}
 	return slices.Equal(own(in.start.Nodes[node]), own(in.live.Nodes[node]))
 }

@@ -176,7 +176,8 @@ type Node struct {
 	Unschedulable bool              `json:"unschedulable"`
 }
 
-func taintStrings(ts []corev1.Taint) []string {
+// TaintStrings are the taints as kubectl writes them, key=value:Effect, sorted.
+func TaintStrings(ts []corev1.Taint) []string {
 	out := make([]string, len(ts))
 	for i, t := range ts {
 		out[i] = fmt.Sprintf("%s=%s:%s", t.Key, t.Value, t.Effect)
@@ -414,7 +415,7 @@ func Diff(base, live *Snapshot) []Residue {
 		if !equalMaps(b.Labels, l.Labels) {
 			out = append(out, node("labels", labelChange(b.Labels, l.Labels)))
 		}
-		if bt, lt := taintStrings(b.Taints), taintStrings(l.Taints); !slices.Equal(bt, lt) {
+		if bt, lt := TaintStrings(b.Taints), TaintStrings(l.Taints); !slices.Equal(bt, lt) {
 			out = append(out, node("taints", setChange(bt, lt)))
 		}
 		if b.Unschedulable != l.Unschedulable {

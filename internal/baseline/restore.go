@@ -53,7 +53,7 @@ func Restore(ctx context.Context, c *kube.Clients, base, live *Snapshot) error {
 	}
 	for name, n := range base.Nodes {
 		l := live.Nodes[name]
-		if !equalMaps(n.Labels, l.Labels) || !slices.Equal(taintStrings(n.Taints), taintStrings(l.Taints)) || n.Unschedulable != l.Unschedulable {
+		if !equalMaps(n.Labels, l.Labels) || !slices.Equal(TaintStrings(n.Taints), TaintStrings(l.Taints)) || n.Unschedulable != l.Unschedulable {
 			errs = append(errs, restoreNode(ctx, c, name, n))
 		}
 	}
